@@ -1,0 +1,140 @@
+// The op x dtype table. This file is the single source of truth for which
+// element types and which read-modify-write operations onesided knows, and
+// which combinations are meaningful: the software kernels, native-support
+// probing, the Python constants and the generated docs all iterate it.
+#pragma once
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace onesided {
+
+// Classes of element types; an op lists the classes it applies to.
+enum DtypeClass : unsigned {
+  kLogical = 1u << 0,
+  kSigned = 1u << 1,
+  kUnsigned = 1u << 2,
+  kFloat = 1u << 3,
+  kComplex = 1u << 4,
+};
+inline constexpr unsigned kInteger = kSigned | kUnsigned;
+inline constexpr unsigned kReal = kInteger | kFloat;
+inline constexpr unsigned kNumeric = kReal | kComplex;
+inline constexpr unsigned kAll = kNumeric | kLogical;
+
+// One-token name so the table can write T{} for every element type.
+using long_double = long double;
+
+// X(enumerator, C++ element type, numpy dtype name, class)
+#define ONESIDED_DTYPES(X)                                        \
+  X(Bool, bool, "bool", kLogical)                                 \
+  X(Int8, std::int8_t, "int8", kSigned)                           \
+  X(Int16, std::int16_t, "int16", kSigned)                        \
+  X(Int32, std::int32_t, "int32", kSigned)                        \
+  X(Int64, std::int64_t, "int64", kSigned)                        \
+  X(UInt8, std::uint8_t, "uint8", kUnsigned)                      \
+  X(UInt16, std::uint16_t, "uint16", kUnsigned)                   \
+  X(UInt32, std::uint32_t, "uint32", kUnsigned)                   \
+  X(UInt64, std::uint64_t, "uint64", kUnsigned)                   \
+  X(Float32, float, "float32", kFloat)                            \
+  X(Float64, double, "float64", kFloat)                           \
+  X(LongDouble, long_double, "longdouble", kFloat)                \
+  X(Complex64, std::complex<float>, "complex64", kComplex)        \
+  X(Complex128, std::complex<double>, "complex128", kComplex)     \
+  X(CLongDouble, std::complex<long double>, "clongdouble", kComplex)
+
+// How many operands an op takes besides the target:
+//   0: INC, NO_OP            (origin ignored)
+//   1: SUM ... REPLACE, SWAP (origin)
+//   2: CSWAP_*, MSWAP        (origin = comperand or mask, origin2 = swap value)
+// X(enumerator, name used in info keys and Python constants, dtype classes, operands)
+#define ONESIDED_OPS(X)                                   \
+  X(Sum, "sum", kNumeric, 1)                              \
+  X(Prod, "prod", kNumeric, 1)                            \
+  X(Max, "max", kReal, 1)                                 \
+  X(Min, "min", kReal, 1)                                 \
+  X(Band, "band", kInteger, 1)                            \
+  X(Bor, "bor", kInteger, 1)                              \
+  X(Bxor, "bxor", kInteger, 1)                            \
+  X(Land, "land", kInteger | kLogical, 1)                 \
+  X(Lor, "lor", kInteger | kLogical, 1)                   \
+  X(Lxor, "lxor", kInteger | kLogical, 1)                 \
+  X(Replace, "replace", kAll, 1)                          \
+  X(NoOp, "no_op", kAll, 0)                               \
+  X(Inc, "inc", kNumeric, 0)                              \
+  X(CswapEq, "comp_swap_eq", kAll, 2)                     \
+  X(CswapNe, "comp_swap_ne", kAll, 2)                     \
+  X(CswapLt, "comp_swap_lt", kReal, 2)                    \
+  X(CswapLe, "comp_swap_le", kReal, 2)                    \
+  X(CswapGt, "comp_swap_gt", kReal, 2)                    \
+  X(CswapGe, "comp_swap_ge", kReal, 2)                    \
+  X(MaskSwap, "mask_swap", kInteger, 2)
+
+enum class Dtype : std::uint8_t {
+#define ONESIDED_X(e, T, name, cls) e,
+  ONESIDED_DTYPES(ONESIDED_X)
+#undef ONESIDED_X
+};
+
+enum class Op : std::uint8_t {
+#define ONESIDED_X(e, name, classes, operands) e,
+  ONESIDED_OPS(ONESIDED_X)
+#undef ONESIDED_X
+};
+
+struct DtypeInfo {
+  Dtype id;
+  std::string_view name;
+  std::size_t size;
+  unsigned cls;
+};
+
+struct OpInfo {
+  Op id;
+  std::string_view name;
+  unsigned classes;
+  int operands;
+};
+
+inline constexpr DtypeInfo kDtypes[] = {
+#define ONESIDED_X(e, T, name, cls) {Dtype::e, name, sizeof(T), cls},
+    ONESIDED_DTYPES(ONESIDED_X)
+#undef ONESIDED_X
+};
+
+inline constexpr OpInfo kOps[] = {
+#define ONESIDED_X(e, name, classes, operands) {Op::e, name, classes, operands},
+    ONESIDED_OPS(ONESIDED_X)
+#undef ONESIDED_X
+};
+
+inline constexpr std::size_t kNumDtypes = std::size(kDtypes);
+inline constexpr std::size_t kNumOps = std::size(kOps);
+
+constexpr const DtypeInfo& dtype_info(Dtype d) { return kDtypes[static_cast<std::size_t>(d)]; }
+constexpr const OpInfo& op_info(Op op) { return kOps[static_cast<std::size_t>(op)]; }
+
+// Whether `op` has a meaning on elements of `d` (BAND on float64 has none).
+constexpr bool op_applies(Op op, Dtype d) { return (op_info(op).classes & dtype_info(d).cls) != 0; }
+
+std::optional<Dtype> dtype_from_name(std::string_view name);
+std::optional<Op> op_from_name(std::string_view name);
+
+// Calls f(T{}) with a value of the C++ element type of `d`, so generic code
+// can be written once for every dtype in the table.
+template <class F>
+decltype(auto) visit_dtype(Dtype d, F&& f) {
+  switch (d) {
+#define ONESIDED_X(e, T, name, cls) \
+  case Dtype::e:                    \
+    return f(T{});
+    ONESIDED_DTYPES(ONESIDED_X)
+#undef ONESIDED_X
+  }
+  __builtin_unreachable();
+}
+
+}  // namespace onesided

@@ -1,0 +1,113 @@
+// An RMA window: memory that every rank of a group exposes to the others,
+// with MPI-3 one-sided semantics.
+//
+// Guarantees, for every call below (the Python docstrings repeat them):
+//  - Operations are non-blocking: they may return before they complete.
+//    They complete, locally and at the target, at the next Flush, Unlock,
+//    Unlock_all or Fence that covers their target.
+//  - Every accumulate-style call (accumulate, get_accumulate, fetch_and_op,
+//    compare_and_swap, rmw) is atomic per element with respect to every other
+//    accumulate-style call on the same window, from any origin.
+//  - Accumulate-style calls from one origin to overlapping target memory are
+//    applied in issue order (accumulate_ordering = rar,raw,war,waw).
+//  - put and get are neither atomic nor ordered.
+//  - A target range outside the target's window is rejected at the origin,
+//    before anything is sent.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "onesided/bootstrap.hpp"
+#include "onesided/types.hpp"
+
+namespace onesided {
+
+enum class LockType : int { Exclusive = 234, Shared = 235 };
+enum class Flavor : int { Create = 1, Allocate = 2, Dynamic = 3, Shared = 4 };
+enum class Model : int { Separate = 1, Unified = 2 };
+
+// Assertion bits, with MPICH's values so mpi4py's constants pass through.
+namespace mode {
+inline constexpr unsigned kNoCheck = 1024;
+inline constexpr unsigned kNoStore = 2048;
+inline constexpr unsigned kNoPut = 4096;
+inline constexpr unsigned kNoPrecede = 8192;
+inline constexpr unsigned kNoSucceed = 16384;
+}  // namespace mode
+
+using Info = std::map<std::string, std::string>;
+
+class Window {
+ public:
+  // Collective over `group`. Exposes [base, base + size) of the caller's
+  // memory, which must stay valid until free(). Info keys: "provider" (a
+  // libfabric provider name such as "shm" or "tcp;ofi_rxm"; it must be the
+  // same at every rank).
+  static std::unique_ptr<Window> create(void* base, std::size_t size, int disp_unit,
+                                        const Info& info, std::shared_ptr<Bootstrap> group,
+                                        Flavor flavor = Flavor::Create);
+  // Collective: as create(), over `size` zeroed bytes the window owns.
+  static std::unique_ptr<Window> allocate(std::size_t size, int disp_unit, const Info& info,
+                                          std::shared_ptr<Bootstrap> group);
+  ~Window();
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+
+  void* base() const;
+  std::size_t size() const;
+  int disp_unit() const;
+  int rank() const;
+  int group_size() const;
+  Flavor flavor() const;
+  Model model() const;
+  const std::string& provider() const;
+  Info info() const;
+  // Window extent and displacement unit of `target`, as every origin knows it.
+  std::size_t size_of(int target) const;
+  int disp_unit_of(int target) const;
+
+  // Data movement. `disp` counts the target's displacement units.
+  void put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp);
+  void get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp);
+
+  // The accumulate family. One generalised entry point (rmw) serves them all:
+  // result (if not null) receives the old target values, then
+  // target = op(target, origin, origin2) per element.
+  void rmw(Op op, const void* origin, const void* origin2, void* result, std::size_t count,
+           Dtype dtype, int target, std::int64_t disp);
+  void accumulate(const void* origin, std::size_t count, Dtype dtype, int target,
+                  std::int64_t disp, Op op);
+  void get_accumulate(const void* origin, void* result, std::size_t count, Dtype dtype,
+                      int target, std::int64_t disp, Op op);
+  void fetch_and_op(const void* origin, void* result, Dtype dtype, int target, std::int64_t disp,
+                    Op op);
+  void compare_and_swap(const void* origin, const void* compare, void* result, Dtype dtype,
+                        int target, std::int64_t disp);
+
+  // Synchronisation.
+  void fence(unsigned assertion = 0);
+  void lock(int target, LockType type = LockType::Exclusive, unsigned assertion = 0);
+  void unlock(int target);
+  void lock_all(unsigned assertion = 0);
+  void unlock_all();
+  void flush(int target);
+  void flush_all();
+  void flush_local(int target);
+  void flush_local_all();
+  void sync();
+  // Collective: completes everything, then releases the window. Calls after
+  // free() raise.
+  void free();
+
+  class Impl;
+
+ private:
+  explicit Window(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace onesided

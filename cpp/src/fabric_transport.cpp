@@ -1,0 +1,388 @@
+// The libfabric implementation of Transport: an FI_EP_RDM endpoint with
+// FI_MSG (for onesided's own control and software-atomic messages) and
+// FI_RMA (for puts and gets). Every fi_* return code is checked; failures
+// carry the call's name and fi_strerror's text.
+#include <rdma/fabric.h>
+#include <unistd.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <array>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <random>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "onesided/error.hpp"
+#include "transport.hpp"
+
+namespace onesided::detail {
+namespace {
+
+constexpr unsigned kApiVersion = FI_VERSION(1, 9);
+constexpr std::size_t kMessageCap = 64 * 1024;  // largest control/atomic message
+constexpr std::size_t kReceiveBuffers = 64;
+
+[[noreturn]] void fail(const char* call, long ret) {
+  raise(ErrorCategory::Transport,
+        std::string(call) + " failed: " + fi_strerror(static_cast<int>(-ret)) + " (" +
+            std::to_string(ret) + ")");
+}
+
+void check(const char* call, long ret) {
+  if (ret < 0) fail(call, ret);
+}
+
+// Every operation posted to the provider carries one of these as its context
+// (FI_CONTEXT2 mode: the provider may use the leading fi_context2).
+struct OpContext {
+  fi_context2 fi{};
+  enum Kind { Rma, Send, Receive } kind;
+  Completion* done = nullptr;      // Rma
+  std::vector<std::byte> payload;  // Send: bytes owned until completion; Receive: the buffer
+};
+
+class FabricRegion final : public LocalRegion {
+ public:
+  FabricRegion(fid_mr* mr, RemoteRegion remote) : mr_(mr), remote_(remote) {}
+  ~FabricRegion() override {
+    if (mr_) fi_close(&mr_->fid);
+  }
+  RemoteRegion remote() const override { return remote_; }
+
+ private:
+  fid_mr* mr_;
+  RemoteRegion remote_;
+};
+
+class FabricTransport final : public Transport {
+ public:
+  FabricTransport(const std::string& provider, bool loopback) {
+    fi_info* hints = fi_allocinfo();
+    if (!hints) raise(ErrorCategory::Transport, "fi_allocinfo failed");
+    hints->caps = FI_MSG | FI_RMA;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAS;
+    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    // All fi_* calls are serialised by fi_mutex_, which is what
+    // FI_THREAD_DOMAIN asks of us.
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
+    const bool network = !provider.empty() && provider != "shm";
+    const char* node = loopback && network ? "127.0.0.1" : nullptr;
+    int ret = fi_getinfo(kApiVersion, node, nullptr, node ? FI_SOURCE : 0, hints, &info_);
+    fi_freeinfo(hints);
+    if (ret != 0) {
+      raise(ErrorCategory::Transport,
+            "fi_getinfo found no provider '" + (provider.empty() ? std::string("(any)") : provider) +
+                "' with FI_EP_RDM, FI_MSG|FI_RMA and ordered messages: " + fi_strerror(-ret));
+    }
+    provider_ = info_->fabric_attr->prov_name;
+    check("fi_fabric", fi_fabric(info_->fabric_attr, &fabric_, nullptr));
+    check("fi_domain", fi_domain(fabric_, info_, &domain_, nullptr));
+
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_UNSPEC;
+    check("fi_av_open", fi_av_open(domain_, &av_attr, &av_, nullptr));
+
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_MSG;
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    check("fi_cq_open", fi_cq_open(domain_, &cq_attr, &cq_, nullptr));
+
+    check("fi_endpoint", fi_endpoint(domain_, info_, &ep_, nullptr));
+    check("fi_ep_bind(av)", fi_ep_bind(ep_, &av_->fid, 0));
+    check("fi_ep_bind(cq)", fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV));
+    check("fi_enable", fi_enable(ep_));
+
+    inject_size_ = info_->tx_attr->inject_size;
+    max_message_ = std::min<std::size_t>(kMessageCap, info_->ep_attr->max_msg_size);
+    max_message_ -= sizeof(Envelope);
+    for (std::size_t i = 0; i < kReceiveBuffers; ++i) {
+      auto ctx = std::make_unique<OpContext>();
+      ctx->kind = OpContext::Receive;
+      ctx->payload.resize(max_message_ + sizeof(Envelope));
+      post_receive(ctx.get());
+      receives_.push_back(std::move(ctx));
+    }
+  }
+
+  ~FabricTransport() override {
+    // Closing the endpoint first cancels the posted receives; their contexts
+    // are ours to free.
+    if (ep_) fi_close(&ep_->fid);
+    if (cq_) fi_close(&cq_->fid);
+    if (av_) fi_close(&av_->fid);
+    if (domain_) fi_close(&domain_->fid);
+    if (fabric_) fi_close(&fabric_->fid);
+    if (info_) fi_freeinfo(info_);
+  }
+
+  const std::string& provider() const override { return provider_; }
+
+  std::string address() const override {
+    std::array<char, 512> name{};
+    size_t len = name.size();
+    check("fi_getname", fi_getname(&ep_->fid, name.data(), &len));
+    return std::string(name.data(), len);
+  }
+
+  PeerAddr insert_peer(const std::string& address) override {
+    std::lock_guard lk(fi_mutex_);
+    if (auto it = peers_.find(address); it != peers_.end()) return it->second;
+    fi_addr_t addr = FI_ADDR_UNSPEC;
+    int n = fi_av_insert(av_, address.data(), 1, &addr, 0, nullptr);
+    if (n != 1) fail("fi_av_insert", n < 0 ? n : -FI_EINVAL);
+    peers_.emplace(address, addr);
+    return addr;
+  }
+
+  std::unique_ptr<LocalRegion> register_region(void* base, std::size_t len) override {
+    if (len == 0) return std::make_unique<FabricRegion>(nullptr, RemoteRegion{});
+    std::lock_guard lk(fi_mutex_);
+    const auto mode = info_->domain_attr->mr_mode;
+    fid_mr* mr = nullptr;
+    const std::uint64_t requested_key = (mode & FI_MR_PROV_KEY) ? 0 : next_key_++;
+    check("fi_mr_reg", fi_mr_reg(domain_, base, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                                 requested_key, 0, &mr, nullptr));
+    if (mode & FI_MR_ENDPOINT) {
+      int ret = fi_mr_bind(mr, &ep_->fid, 0);
+      if (ret == 0) ret = fi_mr_enable(mr);
+      if (ret != 0) {
+        fi_close(&mr->fid);
+        fail("fi_mr_bind/fi_mr_enable", ret);
+      }
+    }
+    RemoteRegion remote;
+    remote.key = fi_mr_key(mr);
+    if (remote.key == FI_KEY_NOTAVAIL) {
+      fi_close(&mr->fid);
+      raise(ErrorCategory::Transport, "fi_mr_key: key not available (FI_MR_RAW is not supported)");
+    }
+    remote.addr = (mode & FI_MR_VIRT_ADDR) ? reinterpret_cast<std::uint64_t>(base) : 0;
+    return std::make_unique<FabricRegion>(mr, remote);
+  }
+
+  void write(PeerAddr peer, const void* src, std::size_t len, RemoteRegion region,
+             std::uint64_t offset, Completion* done) override {
+    auto* ctx = new OpContext{};
+    ctx->kind = OpContext::Rma;
+    ctx->done = done;
+    post("fi_writemsg", [=, this] {
+      iovec iov{const_cast<void*>(src), len};
+      fi_rma_iov rma{region.addr + offset, len, region.key};
+      fi_msg_rma msg{};
+      msg.msg_iov = &iov;
+      msg.iov_count = 1;
+      msg.addr = peer;
+      msg.rma_iov = &rma;
+      msg.rma_iov_count = 1;
+      msg.context = ctx;
+      // Delivery complete: the completion tells us the data is in target
+      // memory, which is what Flush promises.
+      return fi_writemsg(ep_, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    });
+  }
+
+  void read(PeerAddr peer, void* dst, std::size_t len, RemoteRegion region, std::uint64_t offset,
+            Completion* done) override {
+    auto* ctx = new OpContext{};
+    ctx->kind = OpContext::Rma;
+    ctx->done = done;
+    post("fi_read", [=, this] {
+      return fi_read(ep_, dst, len, nullptr, peer, region.addr + offset, region.key, ctx);
+    });
+  }
+
+  void send(PeerAddr peer, const void* msg, std::size_t len) override {
+    if (len > max_message_) raise(ErrorCategory::Internal, "message larger than max_message_size");
+    // Providers order the matching of messages (FI_ORDER_SAS) but not always
+    // their completion: tcp;ofi_rxm completes a large rendezvous message
+    // after small ones sent later. The envelope's sequence number lets the
+    // receiver restore send order.
+    std::vector<std::byte> bytes(sizeof(Envelope) + len);
+    std::memcpy(bytes.data() + sizeof(Envelope), msg, len);
+    {
+      std::lock_guard lk(fi_mutex_);
+      Envelope env{sender_id_, next_seq_[peer]++};
+      std::memcpy(bytes.data(), &env, sizeof env);
+    }
+    if (bytes.size() <= inject_size_) {
+      // Injected data is copied by the provider; no completion is generated.
+      post("fi_inject", [this, peer, bytes = std::move(bytes)] {
+        return fi_inject(ep_, bytes.data(), bytes.size(), peer);
+      });
+      return;
+    }
+    auto* ctx = new OpContext{};
+    ctx->kind = OpContext::Send;
+    ctx->payload = std::move(bytes);
+    post("fi_send", [=, this] {
+      return fi_send(ep_, ctx->payload.data(), ctx->payload.size(), nullptr, peer, ctx);
+    });
+  }
+
+  std::size_t max_message_size() const override { return max_message_; }
+
+  void set_message_handler(MessageHandler handler) override { handler_ = std::move(handler); }
+
+  std::size_t progress() override {
+    std::unique_lock pl(progress_mutex_, std::try_to_lock);
+    if (!pl.owns_lock()) return 0;
+    std::array<fi_cq_msg_entry, 32> entries;
+    ssize_t n = 0;
+    fi_cq_err_entry err{};
+    std::string err_text;
+    {
+      std::lock_guard lk(fi_mutex_);
+      drain_deferred();
+      n = fi_cq_read(cq_, entries.data(), entries.size());
+      if (n == -FI_EAVAIL) {
+        ssize_t r = fi_cq_readerr(cq_, &err, 0);
+        if (r < 0) fail("fi_cq_readerr", r);
+        char buf[256];
+        err_text = std::string(fi_strerror(err.err)) + ": " +
+                   fi_cq_strerror(cq_, err.prov_errno, err.err_data, buf, sizeof buf);
+      } else if (n < 0 && n != -FI_EAGAIN) {
+        fail("fi_cq_read", n);
+      }
+    }
+    std::size_t handled = 0;
+    if (n == -FI_EAVAIL) {
+      dispatch(static_cast<OpContext*>(err.op_context), 0, err_text.c_str());
+      handled = 1;
+    }
+    for (ssize_t i = 0; i < n; ++i) dispatch(static_cast<OpContext*>(entries[i].op_context), entries[i].len, nullptr);
+    if (n > 0) handled = static_cast<std::size_t>(n);
+    if (handled) {
+      std::lock_guard lk(fi_mutex_);
+      drain_deferred();
+    }
+    return handled;
+  }
+
+ private:
+  struct Deferred {
+    const char* call;
+    std::function<ssize_t()> attempt;
+  };
+
+  // Posts through `attempt`; when the provider says FI_EAGAIN the post waits
+  // in deferred_ (in issue order, so message order is kept) and progress()
+  // retries it.
+  template <class F>
+  void post(const char* call, F&& attempt) {
+    std::lock_guard lk(fi_mutex_);
+    if (deferred_.empty()) {
+      ssize_t ret = attempt();
+      if (ret == 0) return;
+      if (ret != -FI_EAGAIN) fail(call, ret);
+    }
+    deferred_.push_back(Deferred{call, std::function<ssize_t()>(std::forward<F>(attempt))});
+  }
+
+  void drain_deferred() {
+    while (!deferred_.empty()) {
+      ssize_t ret = deferred_.front().attempt();
+      if (ret == -FI_EAGAIN) return;
+      const char* call = deferred_.front().call;
+      deferred_.pop_front();
+      if (ret != 0) fail(call, ret);
+    }
+  }
+
+  void post_receive(OpContext* ctx) {
+    post("fi_recv", [this, ctx] {
+      return fi_recv(ep_, ctx->payload.data(), ctx->payload.size(), nullptr, FI_ADDR_UNSPEC, ctx);
+    });
+  }
+
+  void dispatch(OpContext* ctx, std::size_t len, const char* error) {
+    if (!ctx) return;
+    switch (ctx->kind) {
+      case OpContext::Rma:
+        ctx->done->complete(error);
+        delete ctx;
+        break;
+      case OpContext::Send:
+        // A failed control message cannot be attributed to an operation;
+        // the peer is gone or the fabric is broken.
+        if (error) raise(ErrorCategory::Transport, std::string("fi_send completion: ") + error);
+        delete ctx;
+        break;
+      case OpContext::Receive:
+        if (error) break;  // canceled at shutdown; receives_ owns the buffer
+        deliver(ctx->payload.data(), len);
+        post_receive(ctx);
+        break;
+    }
+  }
+
+  // Hands messages to the handler in each sender's send order. Runs only in
+  // the (single) dispatching thread, so the inboxes need no lock.
+  void deliver(const std::byte* data, std::size_t len) {
+    if (len < sizeof(Envelope)) raise(ErrorCategory::Internal, "message without envelope");
+    Envelope env;
+    std::memcpy(&env, data, sizeof env);
+    Inbox& inbox = inboxes_[env.sender];
+    if (env.seq != inbox.next) {
+      inbox.early.emplace(env.seq, std::vector<std::byte>(data + sizeof env, data + len));
+      return;
+    }
+    if (handler_) handler_(data + sizeof env, len - sizeof env);
+    ++inbox.next;
+    for (auto it = inbox.early.find(inbox.next); it != inbox.early.end();
+         it = inbox.early.find(inbox.next)) {
+      if (handler_) handler_(it->second.data(), it->second.size());
+      inbox.early.erase(it);
+      ++inbox.next;
+    }
+  }
+
+  struct Envelope {
+    std::uint64_t sender;
+    std::uint64_t seq;
+  };
+  struct Inbox {
+    std::uint64_t next = 0;
+    std::map<std::uint64_t, std::vector<std::byte>> early;
+  };
+
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  std::string provider_;
+  std::size_t inject_size_ = 0;
+  std::size_t max_message_ = 0;
+  std::uint64_t next_key_ = 1;
+  std::unordered_map<std::string, fi_addr_t> peers_;
+  MessageHandler handler_;
+  std::mutex fi_mutex_;        // serialises every fi_* call
+  std::mutex progress_mutex_;  // one dispatcher at a time keeps message order
+  std::deque<Deferred> deferred_;
+  std::vector<std::unique_ptr<OpContext>> receives_;  // posted receive buffers
+  const std::uint64_t sender_id_ = std::random_device{}() ^ (std::uint64_t(::getpid()) << 32);
+  std::unordered_map<PeerAddr, std::uint64_t> next_seq_;  // guarded by fi_mutex_
+  std::unordered_map<std::uint64_t, Inbox> inboxes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> open_fabric_transport(const std::string& provider, bool loopback) {
+  return std::make_unique<FabricTransport>(provider, loopback);
+}
+
+}  // namespace onesided::detail

@@ -1,0 +1,59 @@
+// The progress engine. libfabric's shm and tcp providers progress data only
+// when somebody polls, so a background thread polls on the process's behalf:
+// passive-target operations complete while the target computes, sleeps or
+// holds the GIL. Threads that wait for their own operations poll too, which
+// keeps their latency off the background thread's schedule.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "onesided/error.hpp"
+#include "transport.hpp"
+
+namespace onesided::detail {
+
+class ProgressEngine {
+ public:
+  explicit ProgressEngine(Transport& transport);
+  ~ProgressEngine();
+  ProgressEngine(const ProgressEngine&) = delete;
+  ProgressEngine& operator=(const ProgressEngine&) = delete;
+
+  // Polls until done() holds. Raises a Transport error if the fabric failed.
+  template <class Pred>
+  void wait(Pred&& done) {
+    unsigned idle = 0;
+    while (!done()) {
+      check_failure();
+      if (poll() == 0 && ++idle > 64) {
+        // Another thread (often the background one) is progressing, or
+        // nothing has arrived yet: let the other ranks' threads run, which
+        // matters when ranks outnumber cores.
+        std::this_thread::yield();
+      }
+    }
+    check_failure();
+  }
+
+  // One round of progress from the calling thread.
+  std::size_t poll();
+
+ private:
+  void run();
+  void check_failure();
+
+  Transport& transport_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> failed_{false};
+  std::mutex failure_mutex_;
+  std::string failure_;
+  std::chrono::microseconds hot_;       // keep spinning this long after an event
+  std::chrono::microseconds max_nap_;   // longest sleep while idle
+  std::thread thread_;
+};
+
+}  // namespace onesided::detail

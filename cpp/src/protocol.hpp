@@ -1,0 +1,39 @@
+// The messages onesided exchanges over Transport::send, beside plain RMA:
+// software atomics executed at the target, and the passive-target lock
+// protocol. A message is a Header followed by its payload.
+#pragma once
+
+#include <cstdint>
+
+#include "onesided/types.hpp"
+
+namespace onesided::detail {
+
+enum class MsgKind : std::uint8_t {
+  Atomic,       // origin -> target: apply op; payload = operands
+  AtomicDone,   // target -> origin: payload = old values when Fetch is set
+  Lock,         // origin -> target: request the window lock
+  LockGranted,  // target -> origin
+  Unlock,       // origin -> target: release (earlier ops are already complete)
+  UnlockDone,   // target -> origin
+};
+
+enum MsgFlags : std::uint8_t {
+  kFetch = 1u << 0,      // Atomic: reply with the old values
+  kExclusive = 1u << 1,  // Lock: exclusive rather than shared
+  kFailed = 1u << 2,     // *Done: the target rejected the request (payload = reason)
+};
+
+struct Header {
+  MsgKind kind;
+  Op op;
+  Dtype dtype;
+  std::uint8_t flags;
+  std::uint32_t window;  // the receiver's window id
+  std::uint32_t origin;  // the sender's rank in the window's group
+  std::uint32_t count;   // elements (Atomic)
+  std::uint64_t offset;  // byte offset in the target's window (Atomic)
+  std::uint64_t token;   // sender's cookie, echoed in the reply
+};
+
+}  // namespace onesided::detail

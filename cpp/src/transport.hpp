@@ -1,0 +1,74 @@
+// The seam between onesided's RMA semantics and the network. Windows, epochs,
+// locks, ordering and the software atomics are written against this
+// interface only; fabric_transport.cpp is the single place that calls fi_*.
+//
+// Guarantees an implementation must give:
+//  - write/read: `done` runs once the transfer is complete at both ends
+//    (a write's data is visible in target memory: delivery complete).
+//  - send: messages to one peer are delivered to its handler in the order
+//    they were sent (FI_ORDER_SAS); the message bytes are copied, so the
+//    caller may reuse its buffer at once.
+//  - progress: any thread may call it; completions and incoming messages are
+//    dispatched by one thread at a time, in the order the provider reported them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace onesided::detail {
+
+using PeerAddr = std::uint64_t;
+
+// What a target publishes about a registered region so origins can address it.
+struct RemoteRegion {
+  std::uint64_t addr = 0;  // provider address of byte 0 (virtual address or 0)
+  std::uint64_t key = 0;
+};
+
+class Completion {
+ public:
+  // `error` is null on success, else the provider's description of the failure.
+  virtual void complete(const char* error) = 0;
+
+ protected:
+  ~Completion() = default;
+};
+
+class LocalRegion {
+ public:
+  virtual ~LocalRegion() = default;
+  virtual RemoteRegion remote() const = 0;
+};
+
+class Transport {
+ public:
+  using MessageHandler = std::function<void(const std::byte* data, std::size_t len)>;
+
+  virtual ~Transport() = default;
+  virtual const std::string& provider() const = 0;
+  virtual std::string address() const = 0;
+  virtual PeerAddr insert_peer(const std::string& address) = 0;
+  virtual std::unique_ptr<LocalRegion> register_region(void* base, std::size_t len) = 0;
+
+  virtual void write(PeerAddr peer, const void* src, std::size_t len, RemoteRegion region,
+                     std::uint64_t offset, Completion* done) = 0;
+  virtual void read(PeerAddr peer, void* dst, std::size_t len, RemoteRegion region,
+                    std::uint64_t offset, Completion* done) = 0;
+  virtual void send(PeerAddr peer, const void* msg, std::size_t len) = 0;
+  virtual std::size_t max_message_size() const = 0;
+  virtual void set_message_handler(MessageHandler handler) = 0;
+
+  // Drives the provider and dispatches what completed; returns the number of
+  // events dispatched (0 also when another thread is already progressing).
+  virtual std::size_t progress() = 0;
+};
+
+// Opens the libfabric provider named `provider` ("shm", "tcp;ofi_rxm", ...;
+// empty: whatever FI_PROVIDER or libfabric's own ranking picks). `loopback`
+// asks network providers to bind to 127.0.0.1 because every peer is local.
+std::unique_ptr<Transport> open_fabric_transport(const std::string& provider, bool loopback);
+
+}  // namespace onesided::detail

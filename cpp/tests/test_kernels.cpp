@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <cstring>
+#include <cstdint>
+#include <limits>
+
+#include "kernels.hpp"
+
+using namespace onesided;
+
+TEST(Kernels, SumWrapsLikeNumpyAndFetchesOldValue) {
+  std::int32_t target[2] = {std::numeric_limits<std::int32_t>::max(), 5};
+  std::int32_t origin[2] = {1, 7};
+  std::int32_t result[2] = {};
+  kernels::apply(Op::Sum, Dtype::Int32, target, origin, nullptr, result, 2);
+  EXPECT_EQ(target[0], std::numeric_limits<std::int32_t>::min());
+  EXPECT_EQ(target[1], 12);
+  EXPECT_EQ(result[0], std::numeric_limits<std::int32_t>::max());
+  EXPECT_EQ(result[1], 5);
+}
+
+TEST(Kernels, SmallUnsignedProductDoesNotOverflowThroughIntPromotion) {
+  std::uint16_t target = 65535, origin = 65535;
+  kernels::apply(Op::Prod, Dtype::UInt16, &target, &origin, nullptr, nullptr, 1);
+  EXPECT_EQ(target, static_cast<std::uint16_t>(65535u * 65535u));
+}
+
+TEST(Kernels, CompareAndSwapVariantsFollowLibfabricOperandOrder) {
+  // comperand OP target holds -> target = swaperand
+  std::int64_t t = 10, cmp = 5, swap = 99, old = 0;
+  kernels::apply(Op::CswapLt, Dtype::Int64, &t, &cmp, &swap, &old, 1);
+  EXPECT_EQ(t, 99);  // 5 < 10
+  EXPECT_EQ(old, 10);
+  t = 10;
+  kernels::apply(Op::CswapGt, Dtype::Int64, &t, &cmp, &swap, &old, 1);
+  EXPECT_EQ(t, 10);  // 5 > 10 is false
+  kernels::apply(Op::CswapEq, Dtype::Int64, &t, &t, &swap, &old, 1);
+  EXPECT_EQ(t, 99);
+}
+
+TEST(Kernels, MaskSwapReplacesOnlyMaskedBits) {
+  std::uint8_t t = 0b1010'1010, mask = 0b0000'1111, swap = 0b0101'0101;
+  kernels::apply(Op::MaskSwap, Dtype::UInt8, &t, &mask, &swap, nullptr, 1);
+  EXPECT_EQ(t, 0b1010'0101);
+}
+
+TEST(Kernels, LogicalOpsYieldZeroOrOne) {
+  std::int32_t t = 7, a = 3;
+  kernels::apply(Op::Land, Dtype::Int32, &t, &a, nullptr, nullptr, 1);
+  EXPECT_EQ(t, 1);
+  bool bt = true, ba = true;
+  kernels::apply(Op::Lxor, Dtype::Bool, &bt, &ba, nullptr, nullptr, 1);
+  EXPECT_FALSE(bt);
+}
+
+TEST(Kernels, ComplexSumAndUnalignedElements) {
+  alignas(16) unsigned char raw[1 + 2 * sizeof(std::complex<double>)] = {};
+  std::complex<double> v(1.5, -2.0);
+  std::memcpy(raw + 1, &v, sizeof v);
+  std::complex<double> add(0.5, 1.0);
+  kernels::apply(Op::Sum, Dtype::Complex128, raw + 1, &add, nullptr, nullptr, 1);
+  std::memcpy(&v, raw + 1, sizeof v);
+  EXPECT_EQ(v, std::complex<double>(2.0, -1.0));
+}
+
+TEST(Kernels, NoOpReadsWithoutWriting) {
+  double t = 3.25, r = 0;
+  kernels::apply(Op::NoOp, Dtype::Float64, &t, nullptr, nullptr, &r, 1);
+  EXPECT_EQ(r, 3.25);
+  EXPECT_EQ(t, 3.25);
+}
+
+TEST(OpTable, ApplicabilityFollowsMpiRules) {
+  EXPECT_FALSE(op_applies(Op::Band, Dtype::Float64));
+  EXPECT_FALSE(op_applies(Op::Max, Dtype::Complex64));
+  EXPECT_FALSE(op_applies(Op::Sum, Dtype::Bool));
+  EXPECT_TRUE(op_applies(Op::Lor, Dtype::Bool));
+  EXPECT_TRUE(op_applies(Op::Replace, Dtype::CLongDouble));
+  EXPECT_EQ(dtype_from_name("uint16"), Dtype::UInt16);
+  EXPECT_EQ(op_from_name("comp_swap_le"), Op::CswapLe);
+  EXPECT_FALSE(op_from_name("nonsense").has_value());
+}
