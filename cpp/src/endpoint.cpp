@@ -30,6 +30,9 @@ void Endpoint::shutdown_all() {
     std::lock_guard lk(registry_mutex);
     doomed.swap(registry());
   }
+  // Windows the program never freed still hold their endpoint; its thread
+  // must not outlive the interpreter and libfabric's own teardown.
+  for (auto& [name, ep] : doomed) ep->progress().stop();
 }
 
 Endpoint::Endpoint(std::unique_ptr<Transport> transport) : transport_(std::move(transport)) {

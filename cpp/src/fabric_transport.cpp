@@ -11,6 +11,7 @@
 #include <rdma/fi_rma.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -78,9 +79,15 @@ class FabricTransport final : public Transport {
     // FI_THREAD_DOMAIN asks of us.
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
-    const bool network = !provider.empty() && provider != "shm";
-    const char* node = loopback && network ? "127.0.0.1" : nullptr;
-    int ret = fi_getinfo(kApiVersion, node, nullptr, node ? FI_SOURCE : 0, hints, &info_);
+    // When every peer is on this host, network providers bind to loopback
+    // (the machine's other interfaces may not even route to each other).
+    const char* env = std::getenv("FI_PROVIDER");
+    const std::string effective = provider.empty() && env ? env : provider;
+    const bool network = !effective.empty() && effective != "shm";
+    int ret = -FI_ENODATA;
+    if (loopback && network)
+      ret = fi_getinfo(kApiVersion, "127.0.0.1", nullptr, FI_SOURCE, hints, &info_);
+    if (ret != 0) ret = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info_);
     fi_freeinfo(hints);
     if (ret != 0) {
       raise(ErrorCategory::Transport,

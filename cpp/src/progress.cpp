@@ -23,7 +23,9 @@ ProgressEngine::ProgressEngine(Transport& transport)
   thread_ = std::thread([this] { run(); });
 }
 
-ProgressEngine::~ProgressEngine() {
+ProgressEngine::~ProgressEngine() { stop(); }
+
+void ProgressEngine::stop() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
 }
@@ -63,7 +65,7 @@ void ProgressEngine::run() {
     }
     // Spin while traffic is recent (latency), nap with growing pauses when
     // idle (CPU for the application, which shares the cores).
-    if (clock::now() - last_event < hot_) {
+    if (expected_.load(std::memory_order_relaxed) > 0 || clock::now() - last_event < hot_) {
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(nap);

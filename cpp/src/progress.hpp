@@ -42,6 +42,14 @@ class ProgressEngine {
   // One round of progress from the calling thread.
   std::size_t poll();
 
+  // Joins the background thread (process exit); waiters still progress.
+  void stop();
+
+  // While a remote origin holds a passive-target lock here, RMA may arrive
+  // at any moment and (on shm) needs this process to poll: stay hot rather
+  // than nap. Windows count lock requests in and releases out.
+  void expect_traffic(int delta) { expected_ += delta; }
+
  private:
   void run();
   void check_failure();
@@ -49,6 +57,7 @@ class ProgressEngine {
   Transport& transport_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> failed_{false};
+  std::atomic<int> expected_{0};
   std::mutex failure_mutex_;
   std::string failure_;
   std::chrono::microseconds hot_;       // keep spinning this long after an event

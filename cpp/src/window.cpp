@@ -532,6 +532,7 @@ class Window::Impl final : public detail::MessageSink {
         return;
       }
       case MsgKind::Lock: {
+        endpoint_->progress().expect_traffic(+1);
         bool granted;
         {
           std::lock_guard lk(lock_mutex_);
@@ -542,6 +543,7 @@ class Window::Impl final : public detail::MessageSink {
         return;
       }
       case MsgKind::Unlock:
+        endpoint_->progress().expect_traffic(-1);
         unlock_local(origin);
         send_control(origin, MsgKind::UnlockDone, 0, h.token);
         return;

@@ -1,0 +1,57 @@
+# Two commands do everything on a fresh Debian 12 machine:
+#   make demo   set up, build, run the demo on 4 ranks and the latency table
+#   make test   set up, build, run every test (C++ via ctest, Python via pytest)
+# Both are idempotent: a second run only rebuilds what changed.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMPS := .stamps
+CPP_BUILD := build/cpp
+SOURCES := $(shell find cpp python -type f -not -name '*.pyc') CMakeLists.txt pyproject.toml
+
+.PHONY: demo test setup build cpp-test py-test bench clean
+
+demo: build
+	$(PY) -m onesided run -n 4 examples/histogram.py
+	timeout 600 mpiexec -n 2 $(PY) -m onesided.bench --quick
+
+test: cpp-test py-test
+
+setup: $(STAMPS)/venv
+
+$(STAMPS)/system: tools/setup-debian.sh
+	PYTHON=$(PYTHON) tools/setup-debian.sh
+	@mkdir -p $(STAMPS) && touch $@
+
+# mpi4py is built from source against Debian's MPICH (the binary wheel looks
+# for an MPI library name Debian does not ship); pip caches the build.
+$(STAMPS)/venv: $(STAMPS)/system pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" cmake ninja numpy \
+		pytest pytest-timeout
+	$(PY) -c "import mpi4py.MPI" 2>/dev/null || \
+		MPICC=mpicc $(PY) -m pip install -q --no-binary=mpi4py "mpi4py>=4.0"
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/build: $(STAMPS)/venv $(SOURCES)
+	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) -m pip install -q --no-build-isolation --no-deps .
+	@touch $@
+
+build: $(STAMPS)/build
+
+cpp-test: $(STAMPS)/venv
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(CPP_BUILD) -G Ninja -DONESIDED_BUILD_TESTS=ON >/dev/null
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(CPP_BUILD)
+	cd $(CPP_BUILD) && PATH=$(abspath $(VENV))/bin:$$PATH ctest --output-on-failure --timeout 180
+
+py-test: build
+	$(PY) -m pytest -q -p no:cacheprovider tests
+
+bench: build
+	timeout 1200 mpiexec -n 2 $(PY) -m onesided.bench
+
+clean:
+	rm -rf build $(STAMPS) $(VENV)

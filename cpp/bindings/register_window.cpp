@@ -1,0 +1,153 @@
+// Thin bindings for onesided::Window. Argument parsing (buffer specs, target
+// tuples, mpi4py constants) happens in python/onesided/_window.py; here we
+// only extract pointers, check sizes, and release the GIL around blocking calls.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "bootstrap_py.hpp"
+#include "onesided/error.hpp"
+#include "onesided/window.hpp"
+
+namespace py = pybind11;
+
+namespace onesided::python {
+namespace {
+
+// Pointer to a contiguous buffer of at least `bytes` bytes. The Python layer
+// keeps the object alive until the operation completes.
+void* buffer_ptr(const py::handle& obj, std::size_t bytes, bool writable, const char* what) {
+  if (obj.is_none()) {
+    if (bytes == 0) return nullptr;
+    raise(ErrorCategory::Argument, std::string(what) + " buffer is required");
+  }
+  Py_buffer view;
+  int flags = PyBUF_ANY_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+  if (PyObject_GetBuffer(obj.ptr(), &view, flags) != 0) {
+    PyErr_Clear();
+    raise(ErrorCategory::Argument,
+          std::string(what) + (writable ? " must be a writable contiguous buffer"
+                                        : " must be a contiguous buffer"));
+  }
+  void* p = view.buf;
+  const auto len = static_cast<std::size_t>(view.len);
+  PyBuffer_Release(&view);
+  if (len < bytes)
+    raise(ErrorCategory::Argument, std::string(what) + " buffer holds " + std::to_string(len) +
+                                       " bytes, the operation needs " + std::to_string(bytes));
+  return p;
+}
+
+Dtype to_dtype(int code) {
+  if (code < 0 || code >= static_cast<int>(kNumDtypes)) raise(ErrorCategory::Argument, "bad dtype code");
+  return static_cast<Dtype>(code);
+}
+Op to_op(int code) {
+  if (code < 0 || code >= static_cast<int>(kNumOps)) raise(ErrorCategory::Argument, "bad op code");
+  return static_cast<Op>(code);
+}
+
+std::size_t nbytes(std::size_t count, int dtype) { return count * dtype_info(to_dtype(dtype)).size; }
+
+}  // namespace
+
+void register_window(py::module_& m) {
+  using release = py::call_guard<py::gil_scoped_release>;
+
+  // The Python Window subclasses this class, so the window itself exports
+  // its memory through the buffer protocol (np.frombuffer(win, ...)).
+  py::class_<Window>(m, "Window", py::buffer_protocol())
+      .def(py::init([](py::object memory, int disp_unit, const Info& info, py::object comm, int flavor) {
+             Py_buffer view;
+             if (PyObject_GetBuffer(memory.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) {
+               PyErr_Clear();
+               raise(ErrorCategory::Argument, "window memory must be a writable C-contiguous buffer");
+             }
+             void* base = view.buf;
+             const auto size = static_cast<std::size_t>(view.len);
+             PyBuffer_Release(&view);
+             return Window::create(base, size, disp_unit, info,
+                                   std::make_shared<PyBootstrap>(std::move(comm)),
+                                   static_cast<Flavor>(flavor));
+           }),
+           py::arg("memory"), py::arg("disp_unit"), py::arg("info"), py::arg("comm"), py::arg("flavor"),
+           py::keep_alive<1, 2>())
+      .def_buffer([](Window& w) {
+        return py::buffer_info(w.base(), 1, py::format_descriptor<std::uint8_t>::format(), 1,
+                               {static_cast<py::ssize_t>(w.size())}, {py::ssize_t{1}}, false);
+      })
+      .def_property_readonly("_address", [](const Window& w) { return reinterpret_cast<std::uintptr_t>(w.base()); })
+      .def_property_readonly("_size", &Window::size)
+      .def_property_readonly("_disp_unit", &Window::disp_unit)
+      .def_property_readonly("_rank", &Window::rank)
+      .def_property_readonly("_group_size", &Window::group_size)
+      .def_property_readonly("_flavor", [](const Window& w) { return static_cast<int>(w.flavor()); })
+      .def_property_readonly("_model", [](const Window& w) { return static_cast<int>(w.model()); })
+      .def_property_readonly("_provider", &Window::provider)
+      .def("_info", &Window::info)
+      .def("_size_of", &Window::size_of)
+      .def("_disp_unit_of", &Window::disp_unit_of)
+      .def("_put",
+           [](Window& w, py::handle origin, std::size_t count, int dtype, int target, std::int64_t disp) {
+             w.put(buffer_ptr(origin, nbytes(count, dtype), false, "origin"), count, to_dtype(dtype), target, disp);
+           })
+      .def("_get",
+           [](Window& w, py::handle result, std::size_t count, int dtype, int target, std::int64_t disp) {
+             w.get(buffer_ptr(result, nbytes(count, dtype), true, "result"), count, to_dtype(dtype), target, disp);
+           })
+      .def("_accumulate",
+           [](Window& w, py::handle origin, std::size_t count, int dtype, int target, std::int64_t disp, int op) {
+             w.accumulate(buffer_ptr(origin, nbytes(count, dtype), false, "origin"), count, to_dtype(dtype),
+                          target, disp, to_op(op));
+           })
+      .def("_get_accumulate",
+           [](Window& w, py::handle origin, py::handle result, std::size_t count, int dtype, int target,
+              std::int64_t disp, int op) {
+             const std::size_t n = nbytes(count, dtype);
+             const void* o = op == static_cast<int>(Op::NoOp) ? nullptr : buffer_ptr(origin, n, false, "origin");
+             w.get_accumulate(o, buffer_ptr(result, n, true, "result"), count, to_dtype(dtype), target, disp,
+                              to_op(op));
+           })
+      .def("_rmw",
+           [](Window& w, int op, py::handle origin, py::handle origin2, py::handle result, std::size_t count,
+              int dtype, int target, std::int64_t disp) {
+             const std::size_t n = nbytes(count, dtype);
+             const int operands = op_info(to_op(op)).operands;
+             const void* o = operands >= 1 ? buffer_ptr(origin, n, false, "origin") : nullptr;
+             const void* o2 = operands >= 2 ? buffer_ptr(origin2, n, false, "origin2") : nullptr;
+             void* r = result.is_none() ? nullptr : buffer_ptr(result, n, true, "result");
+             w.rmw(to_op(op), o, o2, r, count, to_dtype(dtype), target, disp);
+           })
+      .def("_fence", &Window::fence, py::arg("assertion") = 0, release())
+      .def(
+          "_lock", [](Window& w, int target, int type, unsigned assertion) {
+            w.lock(target, static_cast<LockType>(type), assertion);
+          },
+          release())
+      .def("_unlock", &Window::unlock, release())
+      .def("_lock_all", &Window::lock_all, py::arg("assertion") = 0, release())
+      .def("_unlock_all", &Window::unlock_all, release())
+      .def("_flush", &Window::flush, release())
+      .def("_flush_all", &Window::flush_all, release())
+      .def("_flush_local", &Window::flush_local, release())
+      .def("_flush_local_all", &Window::flush_local_all, release())
+      .def("_sync", &Window::sync)
+      .def("_free", &Window::free, release());
+
+  m.attr("LOCK_EXCLUSIVE") = static_cast<int>(LockType::Exclusive);
+  m.attr("LOCK_SHARED") = static_cast<int>(LockType::Shared);
+  m.attr("MODE_NOCHECK") = mode::kNoCheck;
+  m.attr("MODE_NOSTORE") = mode::kNoStore;
+  m.attr("MODE_NOPUT") = mode::kNoPut;
+  m.attr("MODE_NOPRECEDE") = mode::kNoPrecede;
+  m.attr("MODE_NOSUCCEED") = mode::kNoSucceed;
+  m.attr("FLAVOR_CREATE") = static_cast<int>(Flavor::Create);
+  m.attr("FLAVOR_ALLOCATE") = static_cast<int>(Flavor::Allocate);
+  m.attr("FLAVOR_DYNAMIC") = static_cast<int>(Flavor::Dynamic);
+  m.attr("FLAVOR_SHARED") = static_cast<int>(Flavor::Shared);
+  m.attr("WIN_SEPARATE") = static_cast<int>(Model::Separate);
+  m.attr("WIN_UNIFIED") = static_cast<int>(Model::Unified);
+}
+
+}  // namespace onesided::python

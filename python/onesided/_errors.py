@@ -1,0 +1,57 @@
+"""The exceptions onesided raises.
+
+Every failure is a subclass of :class:`Error`; the message names the rule that
+was broken. The C++ core raises categorised errors that the binding layer
+translates, in one place, into these classes.
+"""
+
+from __future__ import annotations
+
+
+class Error(Exception):
+    """Base class of every onesided exception."""
+
+
+class ArgumentError(Error, ValueError):
+    """A malformed call: mismatched counts or dtypes, a read-only or
+    non-contiguous buffer, an unknown info key, an op invalid for the call."""
+
+
+class BoundsError(Error, IndexError):
+    """A target range that does not lie inside the target's window. Checked at
+    the origin before anything is sent."""
+
+
+class EpochError(Error, RuntimeError):
+    """A call in the wrong synchronisation state: an operation outside any
+    access epoch, Unlock without Lock, nested locks, Free while locked, a call
+    on a freed window."""
+
+
+class UnsupportedError(Error, TypeError):
+    """An op or dtype with no meaning here (BAND on float64, float16)."""
+
+
+class OpSetError(Error, ValueError):
+    """An operation outside the set the window declared with ``accumulate_ops``."""
+
+
+class TransportError(Error, RuntimeError):
+    """libfabric or the bootstrap reported a failure; the message names the
+    call and carries ``fi_strerror``'s text."""
+
+
+class InternalError(Error, RuntimeError):
+    """A broken invariant inside onesided: please report it."""
+
+
+__all__ = [
+    "Error",
+    "ArgumentError",
+    "BoundsError",
+    "EpochError",
+    "UnsupportedError",
+    "OpSetError",
+    "TransportError",
+    "InternalError",
+]

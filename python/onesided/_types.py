@@ -1,0 +1,87 @@
+"""Ops and dtypes, derived from the C++ op x dtype table (never a copy of it).
+
+``Op`` values are the table's indices; ``dtype_code`` maps a numpy dtype to the
+table's dtype index. mpi4py's ``MPI.Op`` and ``MPI.Datatype`` objects are
+translated here, so code written for mpi4py passes them unchanged.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._errors import ArgumentError, UnsupportedError
+
+
+class Op(int):
+    """A reduction or read-modify-write operation (an index into the op table)."""
+
+    name: str
+
+    def __new__(cls, code: int, name: str) -> "Op":
+        self = super().__new__(cls, code)
+        self.name = name
+        return self
+
+    def __repr__(self) -> str:
+        return f"onesided.{self.name}"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Op, (int(self), self.name))
+
+
+OPS: dict[str, Op] = {name: Op(code, name.upper()) for code, (name, _) in enumerate(_core.ops())}
+OPERANDS: dict[int, int] = {code: n for code, (_, n) in enumerate(_core.ops())}
+
+_DTYPES: list[np.dtype] = [np.dtype(name) for name, _ in _core.dtypes()]
+# Keyed by (kind, itemsize) so that aliases (np.longlong vs np.int64) agree.
+_CODES: dict[tuple[str, int], int] = {(d.kind, d.itemsize): i for i, d in enumerate(_DTYPES)}
+
+
+def dtype_of(code: int) -> np.dtype:
+    return _DTYPES[code]
+
+
+def dtype_code(dtype: Any) -> int:
+    """The table index of a numpy dtype (or anything np.dtype accepts, or an
+    mpi4py Datatype). Raises UnsupportedError for dtypes onesided cannot move
+    atomically (float16, structured, object, non-native byte order)."""
+    dt = _to_numpy_dtype(dtype)
+    if not dt.isnative:
+        raise UnsupportedError(f"dtype {dt} is not in native byte order")
+    code = _CODES.get((dt.kind, dt.itemsize))
+    if code is None:
+        supported = ", ".join(d.name for d in _DTYPES)
+        raise UnsupportedError(f"dtype {dt} is not supported (supported: {supported})")
+    return code
+
+
+def _to_numpy_dtype(dtype: Any) -> np.dtype:
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and isinstance(dtype, mpi.Datatype):
+        from mpi4py.util import dtlib
+
+        return dtlib.to_numpy_dtype(dtype)
+    try:
+        return np.dtype(dtype)
+    except TypeError as e:
+        raise ArgumentError(f"not a dtype: {dtype!r}") from e
+
+
+def op_code(op: Any) -> int:
+    """The table index of an onesided Op or an mpi4py MPI.Op."""
+    if isinstance(op, Op):
+        return int(op)
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and isinstance(op, mpi.Op):
+        for name, ours in OPS.items():
+            theirs = getattr(mpi, name.upper(), None)
+            if theirs is not None and op == theirs:
+                return int(ours)
+        raise UnsupportedError(f"mpi4py op {op!r} has no onesided equivalent (user-defined ops are not supported)")
+    raise ArgumentError(f"not an op: {op!r} (use onesided.SUM, ... or an mpi4py MPI.Op)")

@@ -1,0 +1,382 @@
+"""The RMA window, with mpi4py's ``MPI.Win`` names and argument conventions.
+
+Porting mpi4py code means changing the line that creates the window::
+
+    win = MPI.Win.Allocate(nbytes, disp_unit=8, comm=comm)        # mpi4py
+    win = onesided.Window.Allocate(nbytes, disp_unit=8, comm=comm)  # onesided
+
+Guarantees (the same for every window):
+
+* **Completion.** Put, Get, Accumulate, Get_accumulate, Fetch_and_op and
+  Compare_and_swap are non-blocking. They complete, at the origin and at the
+  target, at the next ``Flush``/``Flush_all``, ``Unlock``/``Unlock_all`` or
+  ``Fence`` that covers their target; results are valid only then. onesided
+  keeps the buffers you pass alive until that point.
+* **Atomicity.** Every accumulate-style call (Accumulate, Get_accumulate,
+  Fetch_and_op, Compare_and_swap) is atomic per element with respect to every
+  other accumulate-style call on the same window, from any origin, whatever
+  the ops.
+* **Ordering.** Accumulate-style calls from one origin to overlapping target
+  memory take effect in program order (``accumulate_ordering`` =
+  ``rar,raw,war,waw``). Put and Get are unordered, and not atomic.
+* **Safety.** A target range outside the target's window is rejected at the
+  origin (:class:`BoundsError`) before anything is sent; operations outside an
+  access epoch raise :class:`EpochError`.
+* **Progress.** A background thread progresses passive-target operations, so
+  they complete while the target computes, sleeps or holds the GIL. Blocking
+  calls release the GIL; several threads may use one window.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from . import _core
+from ._buffers import Message, message, same_shape, target as _target_disp
+from ._errors import ArgumentError
+from ._types import OPS, op_code
+from ._world import world
+
+SUM = OPS["sum"]
+NO_OP = OPS["no_op"]
+
+LOCK_EXCLUSIVE: int = _core.LOCK_EXCLUSIVE
+LOCK_SHARED: int = _core.LOCK_SHARED
+MODE_NOCHECK: int = _core.MODE_NOCHECK
+MODE_NOSTORE: int = _core.MODE_NOSTORE
+MODE_NOPUT: int = _core.MODE_NOPUT
+MODE_NOPRECEDE: int = _core.MODE_NOPRECEDE
+MODE_NOSUCCEED: int = _core.MODE_NOSUCCEED
+FLAVOR_CREATE: int = _core.FLAVOR_CREATE
+FLAVOR_ALLOCATE: int = _core.FLAVOR_ALLOCATE
+WIN_UNIFIED: int = _core.WIN_UNIFIED
+WIN_SEPARATE: int = _core.WIN_SEPARATE
+
+_MODES = ("NOCHECK", "NOSTORE", "NOPUT", "NOPRECEDE", "NOSUCCEED")
+
+
+def _assertion(value: int) -> int:
+    """Assertion bits, translating mpi4py's MPI.MODE_* when its MPI numbers
+    them differently from onesided (Open MPI does; MPICH does not)."""
+    value = int(value)
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is None or value == 0:
+        return value
+    out = 0
+    for name in _MODES:
+        theirs, ours = int(getattr(mpi, "MODE_" + name)), getattr(_core, "MODE_" + name)
+        if theirs == ours:
+            continue
+        if value & theirs:
+            out |= ours
+            value &= ~theirs
+    return out | value
+
+
+def _lock_type(value: int) -> int:
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None:
+        if value == mpi.LOCK_EXCLUSIVE:
+            return LOCK_EXCLUSIVE
+        if value == mpi.LOCK_SHARED:
+            return LOCK_SHARED
+    if value not in (LOCK_EXCLUSIVE, LOCK_SHARED):
+        raise ArgumentError(f"lock_type must be LOCK_EXCLUSIVE or LOCK_SHARED, got {value!r}")
+    return int(value)
+
+
+def _info_dict(info: Any) -> dict[str, str]:
+    """A plain dict from None, a mapping, or an mpi4py MPI.Info."""
+    if info is None:
+        return {}
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and isinstance(info, mpi.Info):
+        if info == mpi.INFO_NULL:
+            return {}
+        return {str(k): str(v) for k, v in info.items()}
+    if isinstance(info, Mapping):
+        return {str(k): str(v) for k, v in info.items()}
+    raise ArgumentError(f"info must be a dict or an mpi4py MPI.Info, got {type(info).__name__}")
+
+
+def _comm(comm: Any) -> Any:
+    if comm is None:
+        return world()
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and isinstance(comm, mpi.Comm) and comm == mpi.COMM_NULL:
+        raise ArgumentError("comm is MPI.COMM_NULL")
+    for name in ("Get_rank", "Get_size", "allgather", "Barrier"):
+        if not hasattr(comm, name):
+            raise ArgumentError(f"comm must be an mpi4py communicator or onesided.COMM_WORLD (no {name})")
+    return comm
+
+
+class Window(_core.Window):
+    """Memory that every rank of a communicator exposes for one-sided access.
+
+    Create windows with :meth:`Create` or :meth:`Allocate` (collective calls).
+    The window itself exports its local memory through the buffer protocol.
+    """
+
+    _memory: Any
+    _comm: Any
+    _pending: dict[int, list[Any]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("use Window.Create(...) or Window.Allocate(...)")
+
+    @classmethod
+    def _make(cls, memory: Any, disp_unit: int, info: Any, comm: Any, flavor: int) -> "Window":
+        comm = _comm(comm)
+        self = cls.__new__(cls)
+        _core.Window.__init__(self, memory, int(disp_unit), _info_dict(info), comm, flavor)
+        self._memory = memory
+        self._comm = comm
+        self._pending = {}
+        return self
+
+    # -- creation --------------------------------------------------------------
+
+    @classmethod
+    def Create(cls, memory: Any, disp_unit: int = 1, info: Any = None, comm: Any = None) -> "Window":
+        """Collective: expose ``memory`` (any writable C-contiguous buffer; a
+        slice of a larger array exposes only the slice) to every rank of
+        ``comm`` (default: onesided.COMM_WORLD; any mpi4py communicator works).
+        The window keeps a reference to ``memory``."""
+        if memory is None:
+            memory = np.empty(0, dtype=np.uint8)
+        try:
+            view = memoryview(memory)
+        except TypeError:
+            raise ArgumentError(f"memory must support the buffer protocol, got {type(memory).__name__}") from None
+        if view.readonly:
+            raise ArgumentError("memory is read-only: a window needs writable memory")
+        if not view.c_contiguous:
+            raise ArgumentError("memory must be C-contiguous")
+        return cls._make(memory, disp_unit, info, comm, FLAVOR_CREATE)
+
+    @classmethod
+    def Allocate(cls, size: int, disp_unit: int = 1, info: Any = None, comm: Any = None) -> "Window":
+        """Collective: allocate ``size`` zeroed bytes owned by the window and
+        expose them. Reach them with :meth:`tomemory` or ``np.frombuffer(win, dtype)``."""
+        size = int(size)
+        if size < 0:
+            raise ArgumentError(f"size must be >= 0, got {size}")
+        # 64-byte alignment keeps every element naturally aligned for atomics.
+        raw = np.zeros(size + 64, dtype=np.uint8)
+        start = (-raw.ctypes.data) % 64
+        return cls._make(raw[start : start + size], disp_unit, info, comm, FLAVOR_ALLOCATE)
+
+    def Free(self) -> None:
+        """Collective: complete every pending operation, then release the
+        window. Illegal inside a Lock/Lock_all epoch."""
+        self._free()
+        self._pending.clear()
+
+    def __enter__(self) -> "Window":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.Free()
+
+    # -- attributes ------------------------------------------------------------
+
+    def tomemory(self) -> memoryview:
+        """The local window memory as a writable byte memoryview."""
+        return memoryview(self).cast("B")
+
+    @property
+    def attrs(self) -> tuple[int, int, int]:
+        """(base address, size in bytes, disp_unit), as mpi4py's ``Win.attrs``."""
+        return (self._address, self._size, self._disp_unit)
+
+    @property
+    def flavor(self) -> int:
+        return self._flavor
+
+    @property
+    def model(self) -> int:
+        """WIN_UNIFIED: RMA updates land directly in the memory local loads
+        read (no separate public copy); see docs/semantics.md."""
+        return self._model
+
+    @property
+    def group_rank(self) -> int:
+        return self._rank
+
+    @property
+    def group_size(self) -> int:
+        return self._group_size
+
+    @property
+    def comm(self) -> Any:
+        """The communicator the window was created over."""
+        return self._comm
+
+    @property
+    def provider(self) -> str:
+        """The libfabric provider moving this window's data."""
+        return self._provider
+
+    @property
+    def info(self) -> dict[str, str]:
+        """The hints in force (provider, accumulate_ordering, atomics, ...)."""
+        return self._info()
+
+    def Get_info(self) -> dict[str, str]:
+        return self._info()
+
+    def __repr__(self) -> str:
+        flavor = {FLAVOR_CREATE: "create", FLAVOR_ALLOCATE: "allocate"}.get(self._flavor, "?")
+        return (
+            f"<onesided.Window {flavor} rank {self._rank}/{self._group_size} "
+            f"{self._size} B disp_unit={self._disp_unit} provider={self._provider} atomics=software>"
+        )
+
+    # -- operations ------------------------------------------------------------
+
+    def _keep(self, rank: int, *objs: Any) -> None:
+        # Buffers must outlive the operation; drop them at completion.
+        self._pending.setdefault(rank, []).extend(objs)
+
+    def Put(self, origin: Any, target_rank: int, target: Any = None) -> None:
+        """Write ``origin`` into the target's window. Not atomic, unordered;
+        complete at the next flush, unlock or fence of ``target_rank``."""
+        o = message(origin, writable=False, what="origin")
+        self._put(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o))
+        self._keep(target_rank, o.buffer)
+
+    def Get(self, origin: Any, target_rank: int, target: Any = None) -> None:
+        """Read the target's window into ``origin`` (written when the
+        operation completes). Not atomic, unordered."""
+        o = message(origin, writable=True, what="origin")
+        self._get(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o))
+        self._keep(target_rank, o.buffer)
+
+    def Accumulate(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM) -> None:
+        """target = op(target, origin), atomic per element, ordered with the
+        other accumulate-style calls from this origin."""
+        o = message(origin, writable=False, what="origin")
+        self._accumulate(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o), op_code(op))
+        self._keep(target_rank, o.buffer)
+
+    def Get_accumulate(
+        self, origin: Any, result: Any, target_rank: int, target: Any = None, op: Any = SUM
+    ) -> None:
+        """result = target; target = op(target, origin), atomically per element.
+        With op=NO_OP it is an atomic read and ``origin`` may be None."""
+        code = op_code(op)
+        r = message(result, writable=True, what="result")
+        if origin is None and code == NO_OP:
+            o = Message(None, r.count, r.dtype)
+        else:
+            o = message(origin, writable=False, what="origin")
+            same_shape(o, r, "Get_accumulate origin and result")
+        self._get_accumulate(o.buffer, r.buffer, r.count, r.dtype, target_rank, _target_disp(target, r), code)
+        self._keep(target_rank, o.buffer, r.buffer)
+
+    def Fetch_and_op(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0, op: Any = SUM) -> None:
+        """The one-element Get_accumulate: result = target; target = op(target, origin)."""
+        code = op_code(op)
+        r = message(result, writable=True, what="result")
+        if origin is None and code == NO_OP:
+            o = Message(None, 1, r.dtype)
+        else:
+            o = message(origin, writable=False, what="origin")
+            if o.dtype != r.dtype:
+                same_shape(o, r, "Fetch_and_op origin and result")
+        self._get_accumulate(o.buffer, r.buffer, 1, r.dtype, target_rank, int(target_disp), code)
+        self._keep(target_rank, o.buffer, r.buffer)
+
+    def Compare_and_swap(
+        self, origin: Any, compare: Any, result: Any, target_rank: int, target_disp: int = 0
+    ) -> None:
+        """result = target; if target == compare: target = origin. One element,
+        atomic with every other accumulate-style call."""
+        o = message(origin, writable=False, what="origin")
+        c = message(compare, writable=False, what="compare")
+        r = message(result, writable=True, what="result")
+        for m, name in ((o, "origin"), (c, "compare")):
+            if m.dtype != r.dtype:
+                same_shape(m, r, f"Compare_and_swap {name} and result")
+        self._rmw(OPS["comp_swap_eq"], c.buffer, o.buffer, r.buffer, 1, r.dtype, target_rank, int(target_disp))
+        self._keep(target_rank, o.buffer, c.buffer, r.buffer)
+
+    # -- synchronisation -------------------------------------------------------
+
+    def Fence(self, assertion: int = 0) -> None:
+        """Collective: completes every operation issued since the previous
+        fence, at origin and target, then opens the next fence epoch (unless
+        MODE_NOSUCCEED)."""
+        self._fence(_assertion(assertion))
+        self._pending.clear()
+
+    def Lock(self, rank: int, lock_type: int = LOCK_EXCLUSIVE, assertion: int = 0) -> None:
+        """Begin a passive-target epoch at ``rank``; returns once the lock is
+        held (exclusive: no other origin holds it; shared: no exclusive holder).
+        With MODE_NOCHECK no lock is taken: you promise no conflicting one."""
+        self._lock(rank, _lock_type(lock_type), _assertion(assertion))
+
+    def Unlock(self, rank: int) -> None:
+        """Complete every operation to ``rank`` (at the target too), then release the lock."""
+        self._unlock(rank)
+        self._pending.pop(rank, None)
+
+    def Lock_all(self, assertion: int = 0) -> None:
+        """A shared lock on every rank of the window."""
+        self._lock_all(_assertion(assertion))
+
+    def Unlock_all(self) -> None:
+        """Complete every operation, then release the Lock_all locks."""
+        self._unlock_all()
+        self._pending.clear()
+
+    def Flush(self, rank: int) -> None:
+        """Complete every operation to ``rank``, at origin and target: after it
+        returns, other processes that synchronise with this one see the effects."""
+        self._flush(rank)
+        self._pending.pop(rank, None)
+
+    def Flush_all(self) -> None:
+        """Flush every target."""
+        self._flush_all()
+        self._pending.clear()
+
+    def Flush_local(self, rank: int) -> None:
+        """Complete operations to ``rank`` locally (buffers reusable). onesided
+        completes them remotely too, which is stronger."""
+        self._flush_local(rank)
+        self._pending.pop(rank, None)
+
+    def Flush_local_all(self) -> None:
+        self._flush_local_all()
+        self._pending.clear()
+
+    def Sync(self) -> None:
+        """Memory barrier between local loads/stores and RMA on this window."""
+        self._sync()
+
+    # -- conveniences ----------------------------------------------------------
+
+    @contextmanager
+    def lock(self, rank: int, shared: bool = False, assertion: int = 0) -> Iterator["Window"]:
+        """``with win.lock(rank):`` Lock on entry, Unlock (which completes
+        everything issued inside) on exit."""
+        self.Lock(rank, LOCK_SHARED if shared else LOCK_EXCLUSIVE, assertion)
+        try:
+            yield self
+        finally:
+            self.Unlock(rank)
+
+    @contextmanager
+    def lock_all(self, assertion: int = 0) -> Iterator["Window"]:
+        """``with win.lock_all():`` Lock_all on entry, Unlock_all on exit."""
+        self.Lock_all(assertion)
+        try:
+            yield self
+        finally:
+            self.Unlock_all()

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages onesided needs, only those that are missing,
+# so a second run costs a few dpkg queries. Used by `make demo` and `make test`.
+#   libfabric-dev libfabric-bin   the fabric (shm, tcp, verbs, ... providers) and fi_info
+#   libgtest-dev                  the C++ unit tests
+#   mpich libmpich-dev            an MPI for the interop tests and the benchmark's peer;
+#                                 Debian's MPICH uses UCX, so its process never loads a
+#                                 second libfabric (PyPI's MPI wheels bundle their own)
+#   g++ pkg-config make           the build
+#   python3-venv python3-dev      only when the python3 in use lacks venv or headers
+set -euo pipefail
+
+packages=(libfabric-dev libfabric-bin libgtest-dev mpich libmpich-dev g++ pkg-config make)
+python=${PYTHON:-python3}
+if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  packages+=(python3-venv)
+fi
+include=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)
+if [[ -z $include || ! -f $include/Python.h ]]; then
+  packages+=(python3-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+((${#missing[@]} == 0)) && exit 0
+
+sudo=()
+((EUID == 0)) || sudo=(sudo)
+echo "setup: installing Debian packages: ${missing[*]}"
+"${sudo[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
