@@ -174,6 +174,9 @@ class Window::Impl final : public detail::MessageSink {
       release();
       raise(ErrorCategory::Transport, "window creation failed:" + failures);
     }
+    // No rank may target this window before every rank has filled in its
+    // peer table: the handlers read it.
+    group_->barrier();
   }
 
   // Local teardown, safe to call twice.

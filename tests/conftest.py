@@ -1,0 +1,67 @@
+"""Shared machinery for tests that run real ranks in real processes.
+
+Every multi-rank test goes through run_ranks(), which starts the ranks under
+onesided's launcher or under MPICH's mpiexec (mpi4py's COMM_WORLD then is the
+window's group), with a hard timeout that kills the whole process group.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RANKS = Path(__file__).parent / "ranks"
+LAUNCHERS = ["onesided", "mpiexec"]
+PROVIDERS = ["shm", "tcp;ofi_rxm"]
+
+
+def provider_id(p: str) -> str:
+    return p.split(";")[0]
+
+
+def run_ranks(
+    script: str,
+    n: int,
+    *args: str,
+    launcher: str = "onesided",
+    provider: str | None = "shm",
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    """Run tests/ranks/<script> on n ranks; fail the test on timeout (after
+    killing every rank) or, when check is set, on a non-zero exit."""
+    path = str(RANKS / script)
+    if launcher == "onesided":
+        cmd = [sys.executable, "-m", "onesided", "run", "-n", str(n), path, *args]
+    elif launcher == "mpiexec":
+        if shutil.which("mpiexec") is None:
+            pytest.fail("mpiexec not found: `make test` installs Debian's mpich")
+        cmd = ["mpiexec", "-n", str(n), sys.executable, path, *args]
+    else:
+        raise ValueError(launcher)
+    full_env = dict(os.environ)
+    full_env["ONESIDED_TEST_COMM"] = "mpi" if launcher == "mpiexec" else "onesided"
+    full_env.pop("ONESIDED_TEST_PROVIDER", None)
+    if provider:
+        full_env["ONESIDED_TEST_PROVIDER"] = provider
+    full_env.update(env or {})
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, start_new_session=True
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"{script} {' '.join(args)} timed out after {timeout} s\nstdout:\n{out}\nstderr:\n{err}")
+    result = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    if check and proc.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}\nstdout:\n{out}\nstderr:\n{err}")
+    return result
