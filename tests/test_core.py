@@ -17,6 +17,7 @@ CHECKS = {
     "passive_sleep": 2,
     "passive_busy": 2,
     "bounds": 2,
+    "threads": 2,
 }
 
 

@@ -60,6 +60,23 @@ std::string hostname() {
   return buf;
 }
 
+// MPI's standard window hints are accepted: onesided always gives the
+// strongest semantics they could ask for (every accumulate-style op atomic
+// with every other, strict accumulate ordering), so each is satisfied.
+// Anything else is most likely a typo, which a silent ignore would hide.
+constexpr std::string_view kStandardKeys[] = {
+    "no_locks", "accumulate_ordering", "accumulate_ops", "same_size", "same_disp_unit",
+    "alloc_shared_noncontig", "mpi_accumulate_granularity", "which_accumulate_ops"};
+
+void check_info_key(const std::string& key) {
+  if (key == "provider" || key.rfind("mpi_", 0) == 0) return;
+  for (auto k : kStandardKeys)
+    if (key == k) return;
+  std::string known = "provider";
+  for (auto k : kStandardKeys) known += std::string(", ") + std::string(k);
+  raise(ErrorCategory::Argument, "unknown window info key '" + key + "' (known: " + known + ")");
+}
+
 const char* op_name(Op op) { return op_info(op).name.data(); }
 const char* dtype_name(Dtype d) { return dtype_info(d).name.data(); }
 
@@ -91,10 +108,7 @@ class Window::Impl final : public detail::MessageSink {
         nocheck_(static_cast<std::size_t>(nranks_), false) {
     if (disp_unit <= 0) raise(ErrorCategory::Argument, "disp_unit must be positive");
     if (size > 0 && base == nullptr) raise(ErrorCategory::Argument, "window base is null");
-    for (const auto& [key, value] : info) {
-      if (key != "provider")
-        raise(ErrorCategory::Argument, "unknown window info key '" + key + "'");
-    }
+    for (const auto& [key, value] : info) check_info_key(key);
     setup(info.count("provider") ? info.at("provider") : std::string());
   }
 

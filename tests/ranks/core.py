@@ -347,7 +347,37 @@ def check_split() -> None:
     sub.Free()
 
 
+def check_threads() -> None:
+    """Several Python threads per rank share one window: every fetched ticket
+    is unique across all threads of all ranks."""
+    import threading
+
+    win = Window.Allocate(8, disp_unit=8, info=INFO, comm=comm)
+    mine: list[int] = []
+
+    def worker() -> None:
+        got, one = np.zeros(1, np.int64), np.ones(1, np.int64)
+        out = []
+        for _ in range(150):
+            win.Fetch_and_op(one, got, 0)
+            win.Flush(0)
+            out.append(int(got[0]))
+        mine.extend(out)
+
+    win.Lock_all()
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    win.Unlock_all()
+    everything = sorted(t for ts in comm.allgather(mine) for t in ts)
+    assert everything == list(range(450 * size)), "duplicate or missing tickets"
+    win.Free()
+
+
 CHECKS = {
+    "threads": check_threads,
     "counter": check_counter,
     "cas": check_cas,
     "get_accumulate": check_get_accumulate,
