@@ -43,7 +43,9 @@ def run_ranks(
     elif launcher == "mpiexec":
         if shutil.which("mpiexec") is None:
             pytest.fail("mpiexec not found: `make test` installs Debian's mpich")
-        cmd = ["mpiexec", "-n", str(n), sys.executable, path, *args]
+        # "-m mpi4py" aborts the job on an uncaught exception instead of
+        # hanging in MPI_Finalize while the other ranks wait.
+        cmd = ["mpiexec", "-n", str(n), sys.executable, "-m", "mpi4py", path, *args]
     else:
         raise ValueError(launcher)
     full_env = dict(os.environ)

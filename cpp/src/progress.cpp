@@ -1,5 +1,7 @@
 #include "progress.hpp"
 
+#include <sys/prctl.h>
+
 #include <cstdlib>
 
 namespace onesided::detail {
@@ -18,6 +20,7 @@ std::chrono::microseconds env_us(const char* name, long fallback) {
 
 ProgressEngine::ProgressEngine(Transport& transport)
     : transport_(transport),
+      spin_(env_us("ONESIDED_PROGRESS_SPIN_US", 200)),
       hot_(env_us("ONESIDED_PROGRESS_HOT_US", 5000)),
       max_nap_(env_us("ONESIDED_PROGRESS_NAP_US", 200)) {
   thread_ = std::thread([this] { run(); });
@@ -49,8 +52,13 @@ void ProgressEngine::check_failure() {
 
 void ProgressEngine::run() {
   using clock = std::chrono::steady_clock;
-  auto last_event = clock::now();
-  auto nap = std::chrono::microseconds(10);
+  // Short sleeps must be short: the default 50 us timer slack would make
+  // every "10 us" nap a 60 us one.
+  ::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+  auto last_event = clock::now() - hot_;
+  auto nap = kShortNap;
+  bool contended = false;
+  auto contended_at = last_event;
   while (!stop_) {
     std::size_t n = 0;
     try {
@@ -58,16 +66,33 @@ void ProgressEngine::run() {
     } catch (const Error&) {
       return;  // recorded by poll(); waiters raise it
     }
+    const auto now = clock::now();
     if (n > 0) {
-      last_event = clock::now();
-      nap = std::chrono::microseconds(10);
+      last_event = now;
+      nap = kShortNap;
       continue;
     }
-    // Spin while traffic is recent (latency), nap with growing pauses when
-    // idle (CPU for the application, which shares the cores).
-    if (expected_.load(std::memory_order_relaxed) > 0 || clock::now() - last_event < hot_) {
+    // Three regimes. Right after an event, or while a remote origin holds a
+    // lock here (RMA may arrive at any moment, and shm needs this process to
+    // poll even for puts), spin, yielding: traffic is answered in
+    // microseconds. But a yielding thread sharing a core with a CPU-bound
+    // one (the application computing) waits out the other's time slice,
+    // milliseconds; a yield that took that long marks the core contended for
+    // a while, and then, as when traffic is merely recent, we take short
+    // sleeps: a thread waking from sleep is scheduled ahead of a CPU-bound
+    // one. When idle, nap with growing pauses to leave the cores alone.
+    const bool expected = expected_.load(std::memory_order_relaxed) > 0;
+    if (contended && now - contended_at > kReprobe) contended = false;  // the application may be done
+    if ((expected || now - last_event < spin_) && !contended) {
       std::this_thread::yield();
+      if (clock::now() - now > kContendedYield) {
+        contended = true;
+        contended_at = now;
+      }
+    } else if (expected || now - last_event < hot_) {
+      std::this_thread::sleep_for(kShortNap);
     } else {
+      contended = false;
       std::this_thread::sleep_for(nap);
       nap = std::min(nap * 2, max_nap_);
     }

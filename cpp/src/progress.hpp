@@ -60,7 +60,11 @@ class ProgressEngine {
   std::atomic<int> expected_{0};
   std::mutex failure_mutex_;
   std::string failure_;
-  std::chrono::microseconds hot_;       // keep spinning this long after an event
+  static constexpr std::chrono::microseconds kShortNap{10};
+  static constexpr std::chrono::microseconds kContendedYield{500};
+  static constexpr std::chrono::milliseconds kReprobe{20};
+  std::chrono::microseconds spin_;      // spin this long after an event
+  std::chrono::microseconds hot_;       // then short naps until this long after it
   std::chrono::microseconds max_nap_;   // longest sleep while idle
   std::thread thread_;
 };

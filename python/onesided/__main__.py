@@ -1,0 +1,42 @@
+"""Command line: ``python -m onesided COMMAND ...``.
+
+Commands:
+
+``run -n N [--timeout SECONDS] script.py [args ...]``
+``run -n N [--timeout SECONDS] -m module [args ...]``
+    Start N ranks of a Python program and exit with the job's status
+    (see :mod:`onesided._launch`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from . import _launch
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser; each command sets ``handler(args) -> exit status``."""
+    parser = argparse.ArgumentParser(prog="python -m onesided", description="onesided command-line tools")
+    commands = parser.add_subparsers(title="commands", dest="command", required=True, metavar="COMMAND")
+    run = commands.add_parser(
+        "run",
+        help="launch N ranks of a Python program",
+        description="Launch N ranks of a Python script or module and exit with the job's status.",
+    )
+    _launch.add_arguments(run)
+    run.set_defaults(handler=_launch.main)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default: ``sys.argv[1:]``), run the command, return its status."""
+    args = build_parser().parse_args(argv)
+    status: int = args.handler(args)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
