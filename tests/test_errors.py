@@ -193,3 +193,26 @@ def test_threads_share_one_window():
     w.Unlock_all()
     assert sorted(tickets) == list(range(2000))
     w.Free()
+
+
+def test_process_exits_cleanly_after_failures_and_unfreed_windows():
+    """No crash at interpreter exit: a provider that failed to open, a window
+    never freed and one still locked must not take the process down."""
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, onesided\n"
+        "try:\n"
+        "    onesided.Window.Allocate(8, info={'provider': 'no-such-provider'})\n"
+        "except onesided.TransportError:\n"
+        "    pass\n"
+        "kept = onesided.Window.Allocate(64, disp_unit=8)\n"
+        "locked = onesided.Window.Create(np.zeros(4))\n"
+        "locked.Lock(0)\n"
+        "locked.Put(np.ones(1), 0)\n"
+        "print('done')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)
+    assert proc.stdout.strip() == "done"

@@ -19,8 +19,11 @@ std::map<std::string, std::shared_ptr<Endpoint>>& registry() {
 
 std::shared_ptr<Endpoint> Endpoint::get(const std::string& provider, bool loopback) {
   std::lock_guard lk(registry_mutex);
-  auto& ep = registry()[provider];
-  if (!ep) ep = std::make_shared<Endpoint>(open_fabric_transport(provider, loopback));
+  auto& endpoints = registry();
+  if (auto it = endpoints.find(provider); it != endpoints.end()) return it->second;
+  // Open first: a provider that fails to open leaves no entry behind.
+  auto ep = std::make_shared<Endpoint>(open_fabric_transport(provider, loopback));
+  endpoints.emplace(provider, ep);
   return ep;
 }
 
