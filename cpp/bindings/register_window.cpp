@@ -109,16 +109,47 @@ void register_window(py::module_& m) {
              w.get_accumulate(o, buffer_ptr(result, n, true, "result"), count, to_dtype(dtype), target, disp,
                               to_op(op));
            })
-      .def("_rmw",
-           [](Window& w, int op, py::handle origin, py::handle origin2, py::handle result, std::size_t count,
-              int dtype, int target, std::int64_t disp) {
-             const std::size_t n = nbytes(count, dtype);
-             const int operands = op_info(to_op(op)).operands;
-             const void* o = operands >= 1 ? buffer_ptr(origin, n, false, "origin") : nullptr;
-             const void* o2 = operands >= 2 ? buffer_ptr(origin2, n, false, "origin2") : nullptr;
-             void* r = result.is_none() ? nullptr : buffer_ptr(result, n, true, "result");
-             w.rmw(to_op(op), o, o2, r, count, to_dtype(dtype), target, disp);
+      .def("_fetch_and_op",
+           [](Window& w, py::handle origin, py::handle result, int dtype, int target, std::int64_t disp,
+              int op) {
+             const std::size_t n = nbytes(1, dtype);
+             const void* o = op == static_cast<int>(Op::NoOp) ? nullptr : buffer_ptr(origin, n, false, "origin");
+             w.fetch_and_op(o, buffer_ptr(result, n, true, "result"), to_dtype(dtype), target, disp, to_op(op));
            })
+      .def("_compare_and_swap",
+           [](Window& w, py::handle origin, py::handle compare, py::handle result, int dtype, int target,
+              std::int64_t disp) {
+             const std::size_t n = nbytes(1, dtype);
+             w.compare_and_swap(buffer_ptr(origin, n, false, "origin"), buffer_ptr(compare, n, false, "compare"),
+                                buffer_ptr(result, n, true, "result"), to_dtype(dtype), target, disp);
+           })
+      .def("_rmw",
+           [](Window& w, int op, py::handle origin, py::handle result, std::size_t count, int dtype, int target,
+              std::int64_t disp, unsigned assertion, bool want_request) {
+             const std::size_t n = nbytes(count, dtype);
+             const void* o = op_info(to_op(op)).operands >= 1 ? buffer_ptr(origin, n, false, "origin") : nullptr;
+             void* r = buffer_ptr(result, n, true, "result");
+             Request req;
+             // An implicit epoch blocks (lock, op, unlock): no GIL meanwhile.
+             py::gil_scoped_release nogil;
+             w.rmw(to_op(op), o, r, count, to_dtype(dtype), target, disp, assertion, want_request ? &req : nullptr);
+             return req;
+           })
+      .def("_rmw2",
+           [](Window& w, int op, py::handle origin, py::handle origin2, py::handle result, std::size_t count,
+              int dtype, int target, std::int64_t disp, unsigned assertion, bool want_request) {
+             const std::size_t n = nbytes(count, dtype);
+             const void* o = buffer_ptr(origin, n, false, "origin");
+             const void* o2 = buffer_ptr(origin2, n, false, "origin2");
+             void* r = buffer_ptr(result, n, true, "result");
+             Request req;
+             py::gil_scoped_release nogil;
+             w.rmw2(to_op(op), o, o2, r, count, to_dtype(dtype), target, disp, assertion,
+                    want_request ? &req : nullptr);
+             return req;
+           })
+      .def("_native_atomics", [](const Window& w, int dtype) { return w.native_atomics(to_dtype(dtype)); })
+      .def("_atomics_reason", [](const Window& w, int dtype) { return w.atomics_reason(to_dtype(dtype)); })
       .def("_fence", &Window::fence, py::arg("assertion") = 0, release())
       .def(
           "_lock", [](Window& w, int target, int type, unsigned assertion) {
@@ -135,6 +166,11 @@ void register_window(py::module_& m) {
       .def("_sync", &Window::sync)
       .def("_free", &Window::free, release());
 
+  py::class_<Request>(m, "Request")
+      .def("_wait", &Request::wait, release())
+      .def("_test", &Request::test, release());
+
+  m.attr("MODE_PASSIVE_EPOCH_IMPLICIT") = mode::kPassiveEpochImplicit;
   m.attr("LOCK_EXCLUSIVE") = static_cast<int>(LockType::Exclusive);
   m.attr("LOCK_SHARED") = static_cast<int>(LockType::Shared);
   m.attr("MODE_NOCHECK") = mode::kNoCheck;

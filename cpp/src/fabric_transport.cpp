@@ -1,6 +1,7 @@
 // The libfabric implementation of Transport: an FI_EP_RDM endpoint with
 // FI_MSG (for onesided's own control and software-atomic messages) and
-// FI_RMA (for puts and gets). Every fi_* return code is checked; failures
+// FI_RMA (for puts and gets), and FI_ATOMIC where the provider has it (for
+// native atomics). Every fi_* return code is checked; failures
 // carry the call's name and fi_strerror's text.
 #include <rdma/fabric.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
 
 #include <array>
 #include <cstdlib>
@@ -18,6 +20,7 @@
 #include <random>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -53,8 +56,12 @@ struct OpContext {
 
 class FabricRegion final : public LocalRegion {
  public:
-  FabricRegion(fid_mr* mr, RemoteRegion remote) : mr_(mr), remote_(remote) {}
+  FabricRegion(fid_mr* mr, RemoteRegion remote, std::mutex& fi_mutex)
+      : mr_(mr), remote_(remote), fi_mutex_(fi_mutex) {}
   ~FabricRegion() override {
+    // Closing an MR changes the provider's key table, which its progress
+    // (on another thread) reads: serialise like every other fi_* call.
+    std::lock_guard lk(fi_mutex_);
     if (mr_) fi_close(&mr_->fid);
   }
   RemoteRegion remote() const override { return remote_; }
@@ -62,38 +69,13 @@ class FabricRegion final : public LocalRegion {
  private:
   fid_mr* mr_;
   RemoteRegion remote_;
+  std::mutex& fi_mutex_;
 };
 
 class FabricTransport final : public Transport {
  public:
   FabricTransport(const std::string& provider, bool loopback) {
-    fi_info* hints = fi_allocinfo();
-    if (!hints) raise(ErrorCategory::Transport, "fi_allocinfo failed");
-    hints->caps = FI_MSG | FI_RMA;
-    hints->mode = FI_CONTEXT | FI_CONTEXT2;
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->tx_attr->msg_order = FI_ORDER_SAS;
-    hints->rx_attr->msg_order = FI_ORDER_SAS;
-    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
-    // All fi_* calls are serialised by fi_mutex_, which is what
-    // FI_THREAD_DOMAIN asks of us.
-    hints->domain_attr->threading = FI_THREAD_DOMAIN;
-    if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
-    // When every peer is on this host, network providers bind to loopback
-    // (the machine's other interfaces may not even route to each other).
-    const char* env = std::getenv("FI_PROVIDER");
-    const std::string effective = provider.empty() && env ? env : provider;
-    const bool network = !effective.empty() && effective != "shm";
-    int ret = -FI_ENODATA;
-    if (loopback && network)
-      ret = fi_getinfo(kApiVersion, "127.0.0.1", nullptr, FI_SOURCE, hints, &info_);
-    if (ret != 0) ret = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info_);
-    fi_freeinfo(hints);
-    if (ret != 0) {
-      raise(ErrorCategory::Transport,
-            "fi_getinfo found no provider '" + (provider.empty() ? std::string("(any)") : provider) +
-                "' with FI_EP_RDM, FI_MSG|FI_RMA and ordered messages: " + fi_strerror(-ret));
-    }
+    find_info(provider, loopback);
     provider_ = info_->fabric_attr->prov_name;
     check("fi_fabric", fi_fabric(info_->fabric_attr, &fabric_, nullptr));
     check("fi_domain", fi_domain(fabric_, info_, &domain_, nullptr));
@@ -113,6 +95,7 @@ class FabricTransport final : public Transport {
     check("fi_enable", fi_enable(ep_));
 
     inject_size_ = info_->tx_attr->inject_size;
+    if (atomics_) check_loopback_atomics();
     max_message_ = std::min<std::size_t>(kMessageCap, info_->ep_attr->max_msg_size);
     max_message_ -= sizeof(Envelope);
     for (std::size_t i = 0; i < kReceiveBuffers; ++i) {
@@ -122,6 +105,56 @@ class FabricTransport final : public Transport {
       post_receive(ctx.get());
       receives_.push_back(std::move(ctx));
     }
+  }
+
+  // Asks for the most we can use and settles for less: native atomics with
+  // ordered atomics, then atomics without order, then no atomics (onesided
+  // then runs every atomic in software).
+  void find_info(const std::string& provider, bool loopback) {
+    constexpr std::uint64_t kAtomicOrder =
+        FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
+    struct Variant {
+      std::uint64_t caps, order;
+    };
+    const Variant variants[] = {{FI_MSG | FI_RMA | FI_ATOMIC, FI_ORDER_SAS | kAtomicOrder},
+                                {FI_MSG | FI_RMA | FI_ATOMIC, FI_ORDER_SAS},
+                                {FI_MSG | FI_RMA, FI_ORDER_SAS}};
+    // When every peer is on this host, network providers bind to loopback
+    // (the machine's other interfaces may not even route to each other).
+    const char* env = std::getenv("FI_PROVIDER");
+    const std::string effective = provider.empty() && env ? env : provider;
+    const bool network = !effective.empty() && effective != "shm";
+    int ret = -FI_ENODATA;
+    for (const auto& v : variants) {
+      fi_info* hints = fi_allocinfo();
+      if (!hints) raise(ErrorCategory::Transport, "fi_allocinfo failed");
+      hints->caps = v.caps;
+      hints->mode = FI_CONTEXT | FI_CONTEXT2;
+      hints->ep_attr->type = FI_EP_RDM;
+      hints->tx_attr->msg_order = v.order;
+      hints->rx_attr->msg_order = v.order;
+      hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+      // All fi_* calls are serialised by fi_mutex_, which is what
+      // FI_THREAD_DOMAIN asks of us.
+      hints->domain_attr->threading = FI_THREAD_DOMAIN;
+      if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
+      if (loopback && network)
+        ret = fi_getinfo(kApiVersion, "127.0.0.1", nullptr, FI_SOURCE, hints, &info_);
+      if (ret != 0) ret = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info_);
+      fi_freeinfo(hints);
+      if (ret == 0) break;
+    }
+    if (ret != 0) {
+      raise(ErrorCategory::Transport,
+            "fi_getinfo found no provider '" + (provider.empty() ? std::string("(any)") : provider) +
+                "' with FI_EP_RDM, FI_MSG|FI_RMA and ordered messages: " + fi_strerror(-ret));
+    }
+    atomics_ = (info_->caps & FI_ATOMIC) != 0;
+    const std::uint64_t order = info_->tx_attr->msg_order;
+    order_.rar = order & FI_ORDER_ATOMIC_RAR;
+    order_.raw = order & FI_ORDER_ATOMIC_RAW;
+    order_.war = order & FI_ORDER_ATOMIC_WAR;
+    order_.waw = order & FI_ORDER_ATOMIC_WAW;
   }
 
   ~FabricTransport() override {
@@ -138,6 +171,7 @@ class FabricTransport final : public Transport {
   const std::string& provider() const override { return provider_; }
 
   std::string address() const override {
+    std::lock_guard lk(fi_mutex_);
     std::array<char, 512> name{};
     size_t len = name.size();
     check("fi_getname", fi_getname(&ep_->fid, name.data(), &len));
@@ -155,7 +189,7 @@ class FabricTransport final : public Transport {
   }
 
   std::unique_ptr<LocalRegion> register_region(void* base, std::size_t len) override {
-    if (len == 0) return std::make_unique<FabricRegion>(nullptr, RemoteRegion{});
+    if (len == 0) return std::make_unique<FabricRegion>(nullptr, RemoteRegion{}, fi_mutex_);
     std::lock_guard lk(fi_mutex_);
     const auto mode = info_->domain_attr->mr_mode;
     fid_mr* mr = nullptr;
@@ -177,7 +211,7 @@ class FabricTransport final : public Transport {
       raise(ErrorCategory::Transport, "fi_mr_key: key not available (FI_MR_RAW is not supported)");
     }
     remote.addr = (mode & FI_MR_VIRT_ADDR) ? reinterpret_cast<std::uint64_t>(base) : 0;
-    return std::make_unique<FabricRegion>(mr, remote);
+    return std::make_unique<FabricRegion>(mr, remote, fi_mutex_);
   }
 
   void write(PeerAddr peer, const void* src, std::size_t len, RemoteRegion region,
@@ -240,6 +274,69 @@ class FabricTransport final : public Transport {
   }
 
   std::size_t max_message_size() const override { return max_message_; }
+
+  std::size_t native_count(AtomicKind kind, Op op, Dtype dtype) override {
+    const auto fop = fabric_op(op);
+    const auto fdt = fabric_datatype(dtype);
+    if (!atomics_ || !fop || !fdt) return 0;
+    std::lock_guard lk(fi_mutex_);
+    std::size_t count = 0;
+    int ret = -FI_EOPNOTSUPP;
+    switch (kind) {
+      case AtomicKind::Write: ret = fi_atomicvalid(ep_, *fdt, *fop, &count); break;
+      case AtomicKind::Fetch: ret = fi_fetch_atomicvalid(ep_, *fdt, *fop, &count); break;
+      case AtomicKind::Compare: ret = fi_compare_atomicvalid(ep_, *fdt, *fop, &count); break;
+    }
+    return ret == 0 ? count : 0;
+  }
+
+  AtomicOrder atomic_order() const override { return order_; }
+  const std::string& native_unavailable() const override { return no_native_; }
+
+  void atomic(PeerAddr peer, AtomicKind kind, Op op, Dtype dtype, const void* origin,
+              const void* compare, void* result, std::size_t count, RemoteRegion region,
+              std::uint64_t offset, Completion* done) override {
+    const auto fop = fabric_op(op);
+    const auto fdt = fabric_datatype(dtype);
+    if (!fop || !fdt) raise(ErrorCategory::Internal, "no native form for this atomic");
+    auto* ctx = new OpContext{};
+    ctx->kind = OpContext::Rma;
+    ctx->done = done;
+    const std::uint64_t addr = region.addr + offset;
+    switch (kind) {
+      case AtomicKind::Write:
+        post("fi_atomicmsg", [=, this, dt = *fdt, o = *fop] {
+          fi_ioc ioc{const_cast<void*>(origin), count};
+          fi_rma_ioc rma{addr, count, region.key};
+          fi_msg_atomic msg{};
+          msg.msg_iov = &ioc;
+          msg.iov_count = 1;
+          msg.addr = peer;
+          msg.rma_iov = &rma;
+          msg.rma_iov_count = 1;
+          msg.datatype = dt;
+          msg.op = o;
+          msg.context = ctx;
+          // As for writes: completion means applied at the target.
+          return fi_atomicmsg(ep_, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+        });
+        break;
+      case AtomicKind::Fetch:
+        post("fi_fetch_atomic", [=, this, dt = *fdt, o = *fop] {
+          // FI_ATOMIC_READ ignores buf, but not every provider tolerates null.
+          const void* buf = origin ? origin : result;
+          return fi_fetch_atomic(ep_, buf, count, nullptr, result, nullptr, peer, addr, region.key, dt,
+                                 o, ctx);
+        });
+        break;
+      case AtomicKind::Compare:
+        post("fi_compare_atomic", [=, this, dt = *fdt, o = *fop] {
+          return fi_compare_atomic(ep_, origin, count, nullptr, compare, nullptr, result, nullptr, peer,
+                                   addr, region.key, dt, o, ctx);
+        });
+        break;
+    }
+  }
 
   void set_message_handler(MessageHandler handler) override { handler_ = std::move(handler); }
 
@@ -365,6 +462,97 @@ class FabricTransport final : public Transport {
     std::map<std::uint64_t, std::vector<std::byte>> early;
   };
 
+  // A window's native atomics include those a rank applies to its own
+  // memory, through the provider like everyone else's. Capabilities are
+  // checked, not assumed: a provider whose loopback atomics do not complete
+  // with the right result gets no native atomics at all.
+  void check_loopback_atomics() {
+    std::int64_t cell = 0, got = -1;
+    const std::int64_t one = 1;
+    auto region = register_region(&cell, sizeof cell);
+    const PeerAddr self = insert_peer(address());
+    struct Flag final : Completion {
+      bool done = false;
+      std::string error;
+      void complete(const char* e) override {
+        if (e) error = e;
+        done = true;
+      }
+    };
+    for (std::int64_t i = 0; i < 8; ++i) {
+      Flag flag;
+      try {
+        atomic(self, AtomicKind::Fetch, Op::Sum, Dtype::Int64, &one, nullptr, &got, 1,
+               region->remote(), 0, &flag);
+        for (long spins = 0; !flag.done && spins < 100'000'000; ++spins) progress();
+      } catch (const Error& e) {
+        flag.error = e.what();
+      }
+      if (!flag.done || !flag.error.empty() || got != i || cell != i + 1) {
+        no_native_ = "provider " + provider_ +
+                     " does not complete atomics a rank applies to its own memory faithfully "
+                     "(a loopback fetch-and-add returned " + std::to_string(got) + ", expected " +
+                     std::to_string(i) + ")";
+        if (!flag.done) no_native_ = "provider " + provider_ + " never completed a loopback atomic";
+        atomics_ = false;
+        // Drain what may still arrive for the abandoned flag before it goes.
+        for (int k = 0; k < 1000; ++k) progress();
+        return;
+      }
+    }
+  }
+
+  // libfabric's names for the table's ops and dtypes; nullopt where it has
+  // none. Switches, so a new table entry is a compile warning here.
+  static std::optional<fi_op> fabric_op(Op op) {
+    switch (op) {
+      case Op::Sum: return FI_SUM;
+      case Op::Prod: return FI_PROD;
+      case Op::Max: return FI_MAX;
+      case Op::Min: return FI_MIN;
+      case Op::Band: return FI_BAND;
+      case Op::Bor: return FI_BOR;
+      case Op::Bxor: return FI_BXOR;
+      case Op::Land: return FI_LAND;
+      case Op::Lor: return FI_LOR;
+      case Op::Lxor: return FI_LXOR;
+      case Op::Replace: return FI_ATOMIC_WRITE;
+      case Op::NoOp: return FI_ATOMIC_READ;
+      case Op::Inc: return std::nullopt;
+      case Op::CswapEq: return FI_CSWAP;
+      case Op::CswapNe: return FI_CSWAP_NE;
+      case Op::CswapLt: return FI_CSWAP_LT;
+      case Op::CswapLe: return FI_CSWAP_LE;
+      case Op::CswapGt: return FI_CSWAP_GT;
+      case Op::CswapGe: return FI_CSWAP_GE;
+      case Op::MaskSwap: return FI_MSWAP;
+    }
+    return std::nullopt;
+  }
+
+  static std::optional<fi_datatype> fabric_datatype(Dtype d) {
+    switch (d) {
+      // numpy's bool is a byte holding 0 or 1, and so are the results of
+      // the ops that apply to bool (logical ops, swaps).
+      case Dtype::Bool: return FI_UINT8;
+      case Dtype::Int8: return FI_INT8;
+      case Dtype::Int16: return FI_INT16;
+      case Dtype::Int32: return FI_INT32;
+      case Dtype::Int64: return FI_INT64;
+      case Dtype::UInt8: return FI_UINT8;
+      case Dtype::UInt16: return FI_UINT16;
+      case Dtype::UInt32: return FI_UINT32;
+      case Dtype::UInt64: return FI_UINT64;
+      case Dtype::Float32: return FI_FLOAT;
+      case Dtype::Float64: return FI_DOUBLE;
+      case Dtype::LongDouble: return FI_LONG_DOUBLE;
+      case Dtype::Complex64: return FI_FLOAT_COMPLEX;
+      case Dtype::Complex128: return FI_DOUBLE_COMPLEX;
+      case Dtype::CLongDouble: return FI_LONG_DOUBLE_COMPLEX;
+    }
+    return std::nullopt;
+  }
+
   fi_info* info_ = nullptr;
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;
@@ -373,11 +561,14 @@ class FabricTransport final : public Transport {
   fid_ep* ep_ = nullptr;
   std::string provider_;
   std::size_t inject_size_ = 0;
+  bool atomics_ = false;
+  std::string no_native_;  // why native atomics are unavailable, if they are
+  AtomicOrder order_;
   std::size_t max_message_ = 0;
   std::uint64_t next_key_ = 1;
   std::unordered_map<std::string, fi_addr_t> peers_;
   MessageHandler handler_;
-  std::mutex fi_mutex_;        // serialises every fi_* call
+  mutable std::mutex fi_mutex_;  // serialises every fi_* call
   std::mutex progress_mutex_;  // one dispatcher at a time keeps message order
   std::deque<Deferred> deferred_;
   std::vector<std::unique_ptr<OpContext>> receives_;  // posted receive buffers

@@ -18,6 +18,8 @@
 #include <memory>
 #include <string>
 
+#include "onesided/types.hpp"
+
 namespace onesided::detail {
 
 using PeerAddr = std::uint64_t;
@@ -26,6 +28,17 @@ using PeerAddr = std::uint64_t;
 struct RemoteRegion {
   std::uint64_t addr = 0;  // provider address of byte 0 (virtual address or 0)
   std::uint64_t key = 0;
+};
+
+// The three shapes of a native atomic (libfabric's fi_atomic,
+// fi_fetch_atomic and fi_compare_atomic).
+enum class AtomicKind : std::uint8_t { Write, Fetch, Compare };
+inline constexpr std::size_t kNumAtomicKinds = 3;
+
+// Which orders the provider keeps between atomics from one origin to one
+// target (FI_ORDER_ATOMIC_*).
+struct AtomicOrder {
+  bool rar = false, raw = false, war = false, waw = false;
 };
 
 class Completion {
@@ -58,6 +71,24 @@ class Transport {
   virtual void read(PeerAddr peer, void* dst, std::size_t len, RemoteRegion region,
                     std::uint64_t offset, Completion* done) = 0;
   virtual void send(PeerAddr peer, const void* msg, std::size_t len) = 0;
+
+  // Native atomics. native_count() is the largest element count one native
+  // atomic of this kind, op and dtype may carry, 0 when the provider has no
+  // native form (Op::Inc never has one: it is Sum with ones).
+  virtual std::size_t native_count(AtomicKind kind, Op op, Dtype dtype) = 0;
+  virtual AtomicOrder atomic_order() const = 0;
+  // Empty, or why this provider offers no native atomics at all.
+  virtual const std::string& native_unavailable() const = 0;
+  // Write:   target = op(target, origin)
+  // Fetch:   result = target; target = op(target, origin)   (origin unused for NoOp)
+  // Compare: result = target; target = op(target, compare, origin), where
+  //          `compare` is the comperand (or the mask of MaskSwap) and
+  //          `origin` the value swapped in (libfabric's buf).
+  // `done` runs once the atomic is complete at the target (and the result,
+  // if any, has arrived).
+  virtual void atomic(PeerAddr peer, AtomicKind kind, Op op, Dtype dtype, const void* origin,
+                      const void* compare, void* result, std::size_t count, RemoteRegion region,
+                      std::uint64_t offset, Completion* done) = 0;
   virtual std::size_t max_message_size() const = 0;
   virtual void set_message_handler(MessageHandler handler) = 0;
 

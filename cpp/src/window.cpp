@@ -5,18 +5,24 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
+#include "atomic_plan.hpp"
 #include "endpoint.hpp"
 #include "epoch.hpp"
+#include "in_flight.hpp"
 #include "kernels.hpp"
 #include "lock_table.hpp"
 #include "onesided/error.hpp"
+#include "op_set.hpp"
+#include "ordering.hpp"
 #include "protocol.hpp"
+#include "request_state.hpp"
 
 namespace onesided {
 
@@ -77,6 +83,20 @@ void check_info_key(const std::string& key) {
   raise(ErrorCategory::Argument, "unknown window info key '" + key + "' (known: " + known + ")");
 }
 
+// The value 1 of every dtype, as bytes (INC's native form adds ones).
+struct Ones {
+  std::array<std::array<std::byte, 32>, kNumDtypes> bytes{};
+  Ones() {
+    for (const auto& d : kDtypes)
+      visit_dtype(d.id, [&](auto tag) {
+        const decltype(tag) one(1);
+        std::memcpy(bytes[static_cast<std::size_t>(d.id)].data(), &one, sizeof one);
+      });
+  }
+  const std::byte* at(Dtype d) const { return bytes[static_cast<std::size_t>(d)].data(); }
+};
+const Ones kOne;
+
 const char* op_name(Op op) { return op_info(op).name.data(); }
 const char* dtype_name(Dtype d) { return dtype_info(d).name.data(); }
 
@@ -103,13 +123,20 @@ class Window::Impl final : public detail::MessageSink {
         flavor_(flavor),
         owned_(std::move(owned)),
         epochs_(nranks_),
-        targets_(new TargetCounters[static_cast<std::size_t>(nranks_)]),
+        in_flight_(nranks_),
         lock_tokens_(static_cast<std::size_t>(nranks_), 0),
         nocheck_(static_cast<std::size_t>(nranks_), false) {
     if (disp_unit <= 0) raise(ErrorCategory::Argument, "disp_unit must be positive");
     if (size > 0 && base == nullptr) raise(ErrorCategory::Argument, "window base is null");
     for (const auto& [key, value] : info) check_info_key(key);
-    setup(info.count("provider") ? info.at("provider") : std::string());
+    auto value = [&](const char* key) { return info.count(key) ? info.at(key) : std::string(); };
+    // MPICH spells the op list which_accumulate_ops; both mean the same.
+    std::string ops = value("accumulate_ops"), which = value("which_accumulate_ops");
+    if (!ops.empty() && !which.empty() && ops != which)
+      raise(ErrorCategory::Argument, "accumulate_ops and which_accumulate_ops disagree");
+    declared_ = detail::OpSet::parse(ops.empty() ? which : ops);
+    if (info.count("accumulate_ordering")) ordering_ = detail::Ordering::parse(info.at("accumulate_ordering"));
+    setup(value("provider"));
   }
 
   ~Impl() { release(); }
@@ -144,6 +171,7 @@ class Window::Impl final : public detail::MessageSink {
     // result; a failure at any rank is raised at every rank.
     std::string status, address;
     detail::RemoteRegion region;
+    detail::NativeTable native;
     try {
       endpoint_ = detail::Endpoint::get(provider, same_host);
       region_ = endpoint_->transport().register_region(base_, size_);
@@ -151,6 +179,7 @@ class Window::Impl final : public detail::MessageSink {
       address = endpoint_->transport().address();
       id_ = endpoint_->attach(this);
       provider_ = endpoint_->transport().provider();
+      native = detail::NativeTable::probe(endpoint_->transport());
     } catch (const Error& e) {
       status = e.what();
     }
@@ -163,7 +192,10 @@ class Window::Impl final : public detail::MessageSink {
     pack(mine, region.key);
     pack(mine, static_cast<std::uint64_t>(size_));
     pack(mine, static_cast<std::int32_t>(disp_unit_));
+    pack_str(mine, declared_.str() + "|" + ordering_.str());
+    pack_str(mine, native.bytes());
     all = group_->allgather(mine);
+    detail::NativeTable everywhere = native;
     peers_.resize(static_cast<std::size_t>(nranks_));
     std::string failures;
     for (int r = 0; r < nranks_; ++r) {
@@ -175,6 +207,8 @@ class Window::Impl final : public detail::MessageSink {
       p.region.key = rd.get<std::uint64_t>();
       p.size = rd.get<std::uint64_t>();
       p.disp_unit = rd.get<std::int32_t>();
+      const std::string hints = rd.str();
+      const std::string table = rd.str();
       if (!st.empty()) {
         failures += " rank " + std::to_string(r) + ": " + st + ";";
         continue;
@@ -182,12 +216,23 @@ class Window::Impl final : public detail::MessageSink {
       if (prov != provider_ && status.empty())
         failures += " rank " + std::to_string(r) + " opened provider '" + prov + "' but rank " +
                     std::to_string(rank_) + " opened '" + provider_ + "';";
-      if (r != rank_ && status.empty()) p.addr = endpoint_->transport().insert_peer(addr);
+      if (hints != declared_.str() + "|" + ordering_.str() && status.empty())
+        failures += " rank " + std::to_string(r) + " declares accumulate_ops|accumulate_ordering '" +
+                    hints + "', rank " + std::to_string(rank_) + " '" + declared_.str() + "|" +
+                    ordering_.str() + "';";
+      if (!status.empty() || !failures.empty()) continue;
+      everywhere.meet(detail::NativeTable::from_bytes(table));
+      // This rank too: native atomics on its own memory go through the
+      // provider, so they stay atomic with the ones arriving from elsewhere.
+      p.addr = endpoint_->transport().insert_peer(addr);
     }
     if (!failures.empty()) {
       release();
       raise(ErrorCategory::Transport, "window creation failed:" + failures);
     }
+    plan_ = detail::AtomicPlan(declared_, ordering_, native, everywhere,
+                               endpoint_->transport().atomic_order(), provider_,
+                               endpoint_->transport().native_unavailable());
     // No rank may target this window before every rank has filled in its
     // peer table: the handlers read it.
     group_->barrier();
@@ -237,34 +282,53 @@ class Window::Impl final : public detail::MessageSink {
 
   // ---- completion ----------------------------------------------------------
 
-  struct TargetCounters {
-    std::atomic<std::uint64_t> issued{0};
-    std::atomic<std::uint64_t> completed{0};
-  };
-
-  void op_done(int target, const char* error) {
+  void op_done(int target, detail::InFlight::Token token, const char* error,
+               const std::shared_ptr<detail::RequestState>& request) {
     if (error) {
       std::lock_guard lk(error_mutex_);
       if (first_error_.empty()) first_error_ = error;
       failed_ = true;
     }
-    targets_[target].completed.fetch_add(1, std::memory_order_release);
+    if (request) request->complete(error);
+    in_flight_.end(target, token);
   }
 
-  struct RmaDone final : detail::Completion {
+  // An operation in flight: registered with in_flight_ (and its request)
+  // when made, ended exactly once: by complete() when the transport reports
+  // it, or by abandon() when posting it failed (the caller got the error).
+  struct InFlightOp : detail::Completion {
     Impl* window;
     int target;
-    RmaDone(Impl* w, int t) : window(w), target(t) {}
+    detail::InFlight::Token token;
+    std::shared_ptr<detail::RequestState> request;
+    InFlightOp(Impl* w, int t, std::shared_ptr<detail::RequestState> r)
+        : window(w), target(t), token(w->in_flight_.begin(t)), request(std::move(r)) {
+      if (request) request->pending.fetch_add(1, std::memory_order_relaxed);
+    }
+    virtual ~InFlightOp() = default;
     void complete(const char* error) override {
-      window->op_done(target, error);
+      window->op_done(target, token, error, request);
+      delete this;
+    }
+    void abandon() {
+      window->op_done(target, token, nullptr, request);
       delete this;
     }
   };
 
-  struct PendingAtomic {
-    int target;
+  struct RmaDone final : InFlightOp {
+    std::shared_ptr<void> keep;  // memory the operation reads until it completes
+    RmaDone(Impl* w, int t, std::shared_ptr<detail::RequestState> r = nullptr,
+            std::shared_ptr<void> k = nullptr)
+        : InFlightOp(w, t, std::move(r)), keep(std::move(k)) {}
+  };
+
+  // A software atomic: the reply's old values go to `result`.
+  struct PendingAtomic final : InFlightOp {
     void* result;
     std::size_t bytes;
+    PendingAtomic(Impl* w, int t, void* res, std::size_t n, std::shared_ptr<detail::RequestState> r)
+        : InFlightOp(w, t, std::move(r)), result(res), bytes(n) {}
   };
 
   void raise_if_failed() {
@@ -279,22 +343,21 @@ class Window::Impl final : public detail::MessageSink {
   void flush(int target) {
     check_live();
     check_rank(target);
-    if (target != rank_) {
-      auto& t = targets_[target];
-      const auto goal = t.issued.load(std::memory_order_acquire);
-      endpoint_->progress().wait(
-          [&] { return t.completed.load(std::memory_order_acquire) >= goal; });
-    }
+    // This rank too: its native atomics on its own memory go through the
+    // provider (software ones and local puts complete at once and are not
+    // counted).
+    const auto cut = in_flight_.cut(target);
+    endpoint_->progress().wait([&] { return in_flight_.drained(target, cut); });
     raise_if_failed();
   }
 
   void flush_all() {
     check_live();
-    std::vector<std::uint64_t> goals(static_cast<std::size_t>(nranks_));
-    for (int r = 0; r < nranks_; ++r) goals[r] = targets_[r].issued.load(std::memory_order_acquire);
+    std::vector<detail::InFlight::Token> cuts(static_cast<std::size_t>(nranks_));
+    for (int r = 0; r < nranks_; ++r) cuts[r] = in_flight_.cut(r);
     endpoint_->progress().wait([&] {
       for (int r = 0; r < nranks_; ++r)
-        if (targets_[r].completed.load(std::memory_order_acquire) < goals[r]) return false;
+        if (!in_flight_.drained(r, cuts[r])) return false;
       return true;
     });
     raise_if_failed();
@@ -311,9 +374,10 @@ class Window::Impl final : public detail::MessageSink {
       std::memmove(base_ + off, origin, bytes);
       return;
     }
-    targets_[target].issued.fetch_add(1, std::memory_order_relaxed);
     const Peer& p = peers_[target];
-    endpoint_->transport().write(p.addr, origin, bytes, p.region, off, new RmaDone(this, target));
+    submit(new RmaDone(this, target), [&](RmaDone* done) {
+      endpoint_->transport().write(p.addr, origin, bytes, p.region, off, done);
+    });
   }
 
   void get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp) {
@@ -325,33 +389,92 @@ class Window::Impl final : public detail::MessageSink {
       std::memmove(result, base_ + off, bytes);
       return;
     }
-    targets_[target].issued.fetch_add(1, std::memory_order_relaxed);
     const Peer& p = peers_[target];
-    endpoint_->transport().read(p.addr, result, bytes, p.region, off, new RmaDone(this, target));
+    submit(new RmaDone(this, target), [&](RmaDone* done) {
+      endpoint_->transport().read(p.addr, result, bytes, p.region, off, done);
+    });
   }
 
-  void rmw(Op op, const void* origin, const void* origin2, void* result, std::size_t count,
-           Dtype dtype, int target, std::int64_t disp) {
+  // Every accumulate-style call lands here. `f` is the calling function
+  // (for the declared-op check and the native shape); operands follow the
+  // kernels' convention (origin2 is the swap value of two-operand ops).
+  void atomic(Function f, Op op, const void* origin, const void* origin2, void* result,
+              std::size_t count, Dtype dtype, int target, std::int64_t disp,
+              const std::shared_ptr<detail::RequestState>& request) {
     if (!op_applies(op, dtype))
       raise(ErrorCategory::Unsupported, std::string("op ") + op_name(op) +
                                             " is not defined for dtype " + dtype_name(dtype));
+    if (!declared_.contains(f, op))
+      raise(ErrorCategory::OpSet, std::string(function_name(f)) + ":" + op_name(op) +
+                                      " is outside the window's declared accumulate_ops (" +
+                                      declared_.str() + ")");
     const int operands = op_info(op).operands;
     if ((operands >= 1 && !origin && count) || (operands >= 2 && !origin2 && count))
       raise(ErrorCategory::Argument, std::string("op ") + op_name(op) + " needs " +
                                          std::to_string(operands) + " origin operand(s)");
+    if ((f == Function::Rmw || f == Function::Rmw2) && count == 0)
+      raise(ErrorCategory::Argument, "Rmw/Rmw2 need count >= 1");
     access(target);
     const std::size_t esize = dtype_info(dtype).size;
     const auto off = target_offset(target, disp, count * esize);
     if (count == 0) return;
+    if (plan_.path(dtype).native)
+      native_atomic(f, op, origin, origin2, result, count, dtype, target, off, request);
+    else
+      software_atomic(op, origin, origin2, result, count, dtype, target, off, request);
+  }
 
+  // The provider's atomics, for every rank including this one: a local
+  // software update would not be atomic with the provider's.
+  void native_atomic(Function f, Op op, const void* origin, const void* origin2, void* result,
+                     std::size_t count, Dtype dtype, int target, std::uint64_t off,
+                     const std::shared_ptr<detail::RequestState>& request) {
+    const auto kind = detail::AtomicPlan::kind_of(f, op);
+    const Op nop = detail::AtomicPlan::native_op(op);
+    const std::size_t esize = dtype_info(dtype).size;
+    const std::size_t chunk = plan_.chunk(f, op, dtype);
+    // Memory the provider uses until completion: INC's ones (INC is SUM with
+    // ones) and the scratch an accumulate fetches into.
+    const std::size_t bytes = count * esize;
+    const bool inc = op == Op::Inc, scratch = result == nullptr;
+    std::shared_ptr<std::vector<std::byte>> keep;
+    if (inc || scratch) keep = std::make_shared<std::vector<std::byte>>((inc + scratch) * bytes);
+    if (inc) {
+      for (std::size_t i = 0; i < count; ++i) std::memcpy(keep->data() + i * esize, kOne.at(dtype), esize);
+      origin = keep->data();
+    }
+    if (scratch) result = keep->data() + (inc ? bytes : 0);
+    auto at = [&](const void* p, std::size_t first) {
+      return p ? static_cast<const std::byte*>(p) + first * esize : nullptr;
+    };
+    const Peer& p = peers_[target];
+    for (std::size_t first = 0; first < count; first += chunk) {
+      const std::size_t n = std::min(chunk, count - first);
+      // libfabric's compare form takes (buf = value swapped in, compare =
+      // comperand or mask); ours is (origin = comperand, origin2 = swap).
+      const void* buf = kind == detail::AtomicKind::Compare ? at(origin2, first) : at(origin, first);
+      const void* cmp = kind == detail::AtomicKind::Compare ? at(origin, first) : nullptr;
+      void* res = result ? static_cast<std::byte*>(result) + first * esize : nullptr;
+      submit(new RmaDone(this, target, request, keep), [&](RmaDone* done) {
+        endpoint_->transport().atomic(p.addr, kind, nop, dtype, buf, cmp, res, n, p.region,
+                                      off + first * esize, done);
+      });
+    }
+  }
+
+  void software_atomic(Op op, const void* origin, const void* origin2, void* result,
+                       std::size_t count, Dtype dtype, int target, std::uint64_t off,
+                       const std::shared_ptr<detail::RequestState>& request) {
     if (target == rank_) {
       std::lock_guard lk(atomic_mutex_);
       kernels::apply(op, dtype, base_ + off, origin, origin2, result, count);
       return;
     }
-    // Software path: the target applies the op in its progress engine. Large
-    // vectors travel in several messages; atomicity is per element, and the
+    // The target applies the op in its progress engine. Large vectors
+    // travel in several messages; atomicity is per element, and the
     // messages arrive in order, so ordering still holds.
+    const int operands = op_info(op).operands;
+    const std::size_t esize = dtype_info(dtype).size;
     const std::size_t payload_per_elem = esize * static_cast<std::size_t>(std::max(operands, 1));
     const std::size_t room = endpoint_->transport().max_message_size() - sizeof(Header);
     const std::size_t chunk = std::max<std::size_t>(1, room / payload_per_elem);
@@ -369,21 +492,45 @@ class Window::Impl final : public detail::MessageSink {
       h.origin = static_cast<std::uint32_t>(rank_);
       h.count = static_cast<std::uint32_t>(n);
       h.offset = off + first * esize;
-      auto* pending = new PendingAtomic{target, result ? static_cast<std::byte*>(result) + first * esize : nullptr, nbytes};
+      auto* pending = new PendingAtomic(
+          this, target, result ? static_cast<std::byte*>(result) + first * esize : nullptr, nbytes, request);
       h.token = reinterpret_cast<std::uint64_t>(pending);
       msg.resize(sizeof h + nbytes * static_cast<std::size_t>(operands));
       std::memcpy(msg.data(), &h, sizeof h);
-      if (operands >= 1) std::memcpy(msg.data() + sizeof h, static_cast<const std::byte*>(origin) + first * esize, nbytes);
-      if (operands >= 2) std::memcpy(msg.data() + sizeof h + nbytes, static_cast<const std::byte*>(origin2) + first * esize, nbytes);
-      targets_[target].issued.fetch_add(1, std::memory_order_relaxed);
-      try {
-        endpoint_->transport().send(p.addr, msg.data(), msg.size());
-      } catch (...) {
-        targets_[target].issued.fetch_sub(1, std::memory_order_relaxed);
-        delete pending;
-        throw;
-      }
+      if (operands >= 1)
+        std::memcpy(msg.data() + sizeof h, static_cast<const std::byte*>(origin) + first * esize, nbytes);
+      if (operands >= 2)
+        std::memcpy(msg.data() + sizeof h + nbytes,
+                    static_cast<const std::byte*>(origin2) + first * esize, nbytes);
+      submit(pending, [&](PendingAtomic*) { endpoint_->transport().send(p.addr, msg.data(), msg.size()); });
     }
+  }
+
+  // Posts an operation whose bookkeeping `done` has begun; if posting
+  // fails, ends it so no flush waits for it, and rethrows.
+  template <class Done, class Post>
+  void submit(Done* done, Post&& post) {
+    try {
+      post(done);
+    } catch (...) {
+      done->abandon();
+      throw;
+    }
+  }
+
+  // Seed 002's MODE_PASSIVE_EPOCH_IMPLICIT: the call is its own exclusive
+  // epoch (no lock with MODE_NOCHECK) and has completed when it returns.
+  template <class Op_>
+  void maybe_implicit_epoch(int target, unsigned assertion, Op_&& op) {
+    if (!(assertion & mode::kPassiveEpochImplicit)) return op();
+    lock(target, LockType::Exclusive, assertion & mode::kNoCheck);
+    try {
+      op();
+    } catch (...) {
+      unlock(target);
+      throw;
+    }
+    unlock(target);
   }
 
   // ---- synchronisation -----------------------------------------------------
@@ -544,8 +691,7 @@ class Window::Impl final : public detail::MessageSink {
         const bool failed = h.flags & detail::kFailed;
         if (!failed && p->result) std::memcpy(p->result, payload, std::min(len, p->bytes));
         std::string reason(reinterpret_cast<const char*>(payload), failed ? len : 0);
-        op_done(p->target, failed ? reason.c_str() : nullptr);
-        delete p;
+        p->complete(failed ? reason.c_str() : nullptr);
         return;
       }
       case MsgKind::Lock: {
@@ -621,7 +767,7 @@ class Window::Impl final : public detail::MessageSink {
 
   std::mutex epoch_mutex_;
   detail::EpochState epochs_;
-  std::unique_ptr<TargetCounters[]> targets_;
+  detail::InFlight in_flight_;
   std::mutex error_mutex_;
   std::atomic<bool> failed_{false};
   std::string first_error_;
@@ -632,6 +778,9 @@ class Window::Impl final : public detail::MessageSink {
   detail::LockTable locks_;
   std::vector<std::uint64_t> lock_tokens_;  // origin -> token of its queued lock request
   std::vector<bool> nocheck_;               // target locked with MODE_NOCHECK
+  detail::OpSet declared_ = detail::OpSet::all();
+  detail::Ordering ordering_;
+  detail::AtomicPlan plan_;
   bool lock_all_nocheck_ = false;
 };
 
@@ -678,14 +827,21 @@ int Window::disp_unit_of(int target) const {
 }
 
 Info Window::info() const {
+  int native = 0;
+  for (const auto& d : kDtypes) native += impl_->plan_.path(d.id).native;
   return Info{
       {"provider", impl_->provider_},
-      {"accumulate_ordering", "rar,raw,war,waw"},
-      {"accumulate_ops", "any"},
-      {"atomics", "software"},
+      {"accumulate_ordering", impl_->ordering_.str()},
+      {"accumulate_ops", impl_->declared_.str()},
+      {"atomics", native == 0 ? "software"
+                  : native == static_cast<int>(kNumDtypes) ? "native"
+                                                           : "mixed (per dtype, see win.atomics)"},
       {"memory_model", "unified"},
   };
 }
+
+bool Window::native_atomics(Dtype dtype) const { return impl_->plan_.path(dtype).native; }
+const std::string& Window::atomics_reason(Dtype dtype) const { return impl_->plan_.path(dtype).reason; }
 
 void Window::put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp) {
   impl_->put(origin, count, dtype, target, disp);
@@ -693,41 +849,79 @@ void Window::put(const void* origin, std::size_t count, Dtype dtype, int target,
 void Window::get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp) {
   impl_->get(result, count, dtype, target, disp);
 }
-void Window::rmw(Op op, const void* origin, const void* origin2, void* result, std::size_t count,
-                 Dtype dtype, int target, std::int64_t disp) {
-  impl_->rmw(op, origin, origin2, result, count, dtype, target, disp);
-}
 
 namespace {
-void check_accumulate_op(Op op, bool fetching) {
-  const bool ok = op_info(op).operands == 1 || (fetching && op == Op::NoOp);
-  if (!ok)
-    raise(ErrorCategory::Argument,
-          std::string("op ") + op_name(op) + " is not valid for " +
-              (fetching ? "Get_accumulate/Fetch_and_op" : "Accumulate") +
-              (op == Op::NoOp ? " (NO_OP only reads: use Get_accumulate)" : " (use Rmw/Rmw2)"));
+// A misplaced op is a malformed call (an Argument error), before the
+// declared-op check: MPI's names say where each op belongs.
+void check_admits(Function f, Op op) {
+  if (function_admits(f, op)) return;
+  std::string hint = op == Op::NoOp ? " (NO_OP only reads: use get_accumulate or fetch_and_op)"
+                     : op_info(op).operands == 2 ? " (use rmw2)"
+                     : op == Op::Inc             ? " (use rmw)"
+                                                 : "";
+  raise(ErrorCategory::Argument,
+        std::string("op ") + op_name(op) + " is not valid for " + std::string(function_name(f)) + hint);
 }
 }  // namespace
 
 void Window::accumulate(const void* origin, std::size_t count, Dtype dtype, int target,
                         std::int64_t disp, Op op) {
-  check_accumulate_op(op, false);
-  impl_->rmw(op, origin, nullptr, nullptr, count, dtype, target, disp);
+  check_admits(Function::Accumulate, op);
+  impl_->atomic(Function::Accumulate, op, origin, nullptr, nullptr, count, dtype, target, disp, nullptr);
 }
 void Window::get_accumulate(const void* origin, void* result, std::size_t count, Dtype dtype,
                             int target, std::int64_t disp, Op op) {
-  check_accumulate_op(op, true);
-  impl_->rmw(op, origin, nullptr, result, count, dtype, target, disp);
+  check_admits(Function::GetAccumulate, op);
+  impl_->atomic(Function::GetAccumulate, op, origin, nullptr, result, count, dtype, target, disp, nullptr);
 }
 void Window::fetch_and_op(const void* origin, void* result, Dtype dtype, int target,
                           std::int64_t disp, Op op) {
-  get_accumulate(origin, result, 1, dtype, target, disp, op);
+  check_admits(Function::FetchAndOp, op);
+  impl_->atomic(Function::FetchAndOp, op, origin, nullptr, result, 1, dtype, target, disp, nullptr);
 }
 void Window::compare_and_swap(const void* origin, const void* compare, void* result, Dtype dtype,
                               int target, std::int64_t disp) {
   // MPI's origin is the value swapped in and compare the comperand; the
   // generalised form takes (comperand, swaperand).
-  impl_->rmw(Op::CswapEq, compare, origin, result, 1, dtype, target, disp);
+  impl_->atomic(Function::CompareAndSwap, Op::CswapEq, compare, origin, result, 1, dtype, target,
+                disp, nullptr);
+}
+
+void Window::rmw(Op op, const void* origin, void* result, std::size_t count, Dtype dtype, int target,
+                 std::int64_t disp, unsigned assertion, Request* request) {
+  check_admits(Function::Rmw, op);
+  auto state = request ? std::make_shared<detail::RequestState>() : nullptr;
+  impl_->maybe_implicit_epoch(target, assertion, [&] {
+    impl_->atomic(Function::Rmw, op, origin, nullptr, result, count, dtype, target, disp, state);
+  });
+  if (request) *request = Request(state, impl_->endpoint_);
+}
+void Window::rmw2(Op op, const void* origin, const void* origin2, void* result, std::size_t count,
+                  Dtype dtype, int target, std::int64_t disp, unsigned assertion, Request* request) {
+  check_admits(Function::Rmw2, op);
+  auto state = request ? std::make_shared<detail::RequestState>() : nullptr;
+  impl_->maybe_implicit_epoch(target, assertion, [&] {
+    impl_->atomic(Function::Rmw2, op, origin, origin2, result, count, dtype, target, disp, state);
+  });
+  if (request) *request = Request(state, impl_->endpoint_);
+}
+
+void Request::wait() {
+  if (!state_) return;
+  auto& s = *state_;
+  endpoint_->progress().wait([&] { return s.pending.load(std::memory_order_acquire) == 0; });
+  if (s.failed) {
+    std::lock_guard lk(s.mutex);
+    raise(ErrorCategory::Transport, "the operation failed: " + s.error);
+  }
+}
+
+bool Request::test() {
+  if (!state_) return true;
+  if (state_->pending.load(std::memory_order_acquire) != 0) endpoint_->progress().poll();
+  if (state_->pending.load(std::memory_order_acquire) != 0) return false;
+  wait();  // raises if it failed
+  return true;
 }
 
 void Window::fence(unsigned assertion) { impl_->fence(assertion); }

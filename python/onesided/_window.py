@@ -289,7 +289,7 @@ class Window(_core.Window):
             o = message(origin, writable=False, what="origin")
             if o.dtype != r.dtype:
                 same_shape(o, r, "Fetch_and_op origin and result")
-        self._get_accumulate(o.buffer, r.buffer, 1, r.dtype, target_rank, int(target_disp), code)
+        self._fetch_and_op(o.buffer, r.buffer, r.dtype, target_rank, int(target_disp), code)
         self._keep(target_rank, o.buffer, r.buffer)
 
     def Compare_and_swap(
@@ -303,7 +303,7 @@ class Window(_core.Window):
         for m, name in ((o, "origin"), (c, "compare")):
             if m.dtype != r.dtype:
                 same_shape(m, r, f"Compare_and_swap {name} and result")
-        self._rmw(OPS["comp_swap_eq"], c.buffer, o.buffer, r.buffer, 1, r.dtype, target_rank, int(target_disp))
+        self._compare_and_swap(o.buffer, c.buffer, r.buffer, r.dtype, target_rank, int(target_disp))
         self._keep(target_rank, o.buffer, c.buffer, r.buffer)
 
     # -- synchronisation -------------------------------------------------------

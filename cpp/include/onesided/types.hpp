@@ -120,6 +120,48 @@ constexpr const OpInfo& op_info(Op op) { return kOps[static_cast<std::size_t>(op
 // Whether `op` has a meaning on elements of `d` (BAND on float64 has none).
 constexpr bool op_applies(Op op, Dtype d) { return (op_info(op).classes & dtype_info(d).cls) != 0; }
 
+// The calls that perform accumulate-style operations, as named in the
+// accumulate_ops info key. Each admits a subset of the ops.
+// X(enumerator, name)
+#define ONESIDED_FUNCTIONS(X)             \
+  X(Accumulate, "accumulate")             \
+  X(GetAccumulate, "get_accumulate")      \
+  X(FetchAndOp, "fetch_and_op")           \
+  X(CompareAndSwap, "compare_and_swap")   \
+  X(Rmw, "rmw")                           \
+  X(Rmw2, "rmw2")
+
+enum class Function : std::uint8_t {
+#define ONESIDED_X(e, name) e,
+  ONESIDED_FUNCTIONS(ONESIDED_X)
+#undef ONESIDED_X
+};
+
+inline constexpr std::string_view kFunctionNames[] = {
+#define ONESIDED_X(e, name) name,
+    ONESIDED_FUNCTIONS(ONESIDED_X)
+#undef ONESIDED_X
+};
+inline constexpr std::size_t kNumFunctions = std::size(kFunctionNames);
+
+constexpr std::string_view function_name(Function f) { return kFunctionNames[static_cast<std::size_t>(f)]; }
+
+// Which ops a function takes: MPI's accumulate family takes the reductions
+// (and NO_OP when it fetches); compare_and_swap is CSWAP_EQ; the seed's Rmw
+// takes the one-operand ops plus INC, Rmw2 the two-operand ones.
+constexpr bool function_admits(Function f, Op op) {
+  const int n = op_info(op).operands;
+  switch (f) {
+    case Function::Accumulate: return n == 1;
+    case Function::GetAccumulate:
+    case Function::FetchAndOp: return n == 1 || op == Op::NoOp;
+    case Function::CompareAndSwap: return op == Op::CswapEq;
+    case Function::Rmw: return n == 1 || op == Op::Inc;
+    case Function::Rmw2: return n == 2;
+  }
+  return false;
+}
+
 std::optional<Dtype> dtype_from_name(std::string_view name);
 std::optional<Op> op_from_name(std::string_view name);
 

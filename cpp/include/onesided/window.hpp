@@ -6,8 +6,9 @@
 //    They complete, locally and at the target, at the next Flush, Unlock,
 //    Unlock_all or Fence that covers their target.
 //  - Every accumulate-style call (accumulate, get_accumulate, fetch_and_op,
-//    compare_and_swap, rmw) is atomic per element with respect to every other
-//    accumulate-style call on the same window, from any origin.
+//    compare_and_swap, rmw, rmw2) is atomic per element with respect to every
+//    other accumulate-style call on the same window, from any origin, among
+//    the ops the window declares (info key accumulate_ops; default: all).
 //  - Accumulate-style calls from one origin to overlapping target memory are
 //    applied in issue order (accumulate_ordering = rar,raw,war,waw).
 //  - put and get are neither atomic nor ordered.
@@ -22,6 +23,7 @@
 #include <string>
 
 #include "onesided/bootstrap.hpp"
+#include "onesided/request.hpp"
 #include "onesided/types.hpp"
 
 namespace onesided {
@@ -37,6 +39,8 @@ inline constexpr unsigned kNoStore = 2048;
 inline constexpr unsigned kNoPut = 4096;
 inline constexpr unsigned kNoPrecede = 8192;
 inline constexpr unsigned kNoSucceed = 16384;
+// Seed 002: the call is Lock(EXCLUSIVE) + op + Unlock; with kNoCheck, no lock.
+inline constexpr unsigned kPassiveEpochImplicit = 1u << 20;
 }  // namespace mode
 
 using Info = std::map<std::string, std::string>;
@@ -44,9 +48,11 @@ using Info = std::map<std::string, std::string>;
 class Window {
  public:
   // Collective over `group`. Exposes [base, base + size) of the caller's
-  // memory, which must stay valid until free(). Info keys: "provider" (a
-  // libfabric provider name such as "shm" or "tcp;ofi_rxm"; it must be the
-  // same at every rank).
+  // memory, which must stay valid until free(). Info keys (the same at every
+  // rank): "provider" (a libfabric provider name such as "shm" or
+  // "tcp;ofi_rxm"), "accumulate_ops" (alias "which_accumulate_ops"; see
+  // docs/atomics.md), "accumulate_ordering" ("none" or a subset of
+  // rar,raw,war,waw), and MPI's other standard hints.
   static std::unique_ptr<Window> create(void* base, std::size_t size, int disp_unit,
                                         const Info& info, std::shared_ptr<Bootstrap> group,
                                         Flavor flavor = Flavor::Create);
@@ -74,11 +80,9 @@ class Window {
   void put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp);
   void get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp);
 
-  // The accumulate family. One generalised entry point (rmw) serves them all:
-  // result (if not null) receives the old target values, then
-  // target = op(target, origin, origin2) per element.
-  void rmw(Op op, const void* origin, const void* origin2, void* result, std::size_t count,
-           Dtype dtype, int target, std::int64_t disp);
+  // The accumulate family. Each element is updated atomically: result (if
+  // not null) receives the old target values, then target = op(target, ...).
+  // Ops are checked against the window's declared accumulate_ops.
   void accumulate(const void* origin, std::size_t count, Dtype dtype, int target,
                   std::int64_t disp, Op op);
   void get_accumulate(const void* origin, void* result, std::size_t count, Dtype dtype,
@@ -87,6 +91,22 @@ class Window {
                     Op op);
   void compare_and_swap(const void* origin, const void* compare, void* result, Dtype dtype,
                         int target, std::int64_t disp);
+  // The generalised read-modify-write of seed 002. rmw: INC (origin
+  // ignored), SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, REPLACE
+  // (swap). rmw2: MASK_SWAP (origin = mask, origin2 = swap value) and
+  // CSWAP_* (origin = comperand, origin2 = swaperand; swaps when
+  // `comperand OP target` holds). A non-null `request` is set to a Request
+  // for the operation.
+  // `assertion` may hold mode::kPassiveEpochImplicit (| mode::kNoCheck).
+  void rmw(Op op, const void* origin, void* result, std::size_t count, Dtype dtype, int target,
+           std::int64_t disp, unsigned assertion = 0, Request* request = nullptr);
+  void rmw2(Op op, const void* origin, const void* origin2, void* result, std::size_t count,
+            Dtype dtype, int target, std::int64_t disp, unsigned assertion = 0,
+            Request* request = nullptr);
+
+  // Where this window's accumulate-style ops on `dtype` run, and why.
+  bool native_atomics(Dtype dtype) const;
+  const std::string& atomics_reason(Dtype dtype) const;
 
   // Synchronisation.
   void fence(unsigned assertion = 0);

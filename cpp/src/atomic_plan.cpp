@@ -1,0 +1,119 @@
+#include "atomic_plan.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "onesided/error.hpp"
+
+namespace onesided::detail {
+namespace {
+
+constexpr Function kFunctions[] = {
+#define ONESIDED_X(e, name) Function::e,
+    ONESIDED_FUNCTIONS(ONESIDED_X)
+#undef ONESIDED_X
+};
+
+// The first order accumulate_ordering requires that the provider does not keep.
+const char* missing_order(const Ordering& need, AtomicOrder have) {
+  if (need.rar && !have.rar) return "read-after-read (FI_ORDER_ATOMIC_RAR)";
+  if (need.raw && !have.raw) return "read-after-write (FI_ORDER_ATOMIC_RAW)";
+  if (need.war && !have.war) return "write-after-read (FI_ORDER_ATOMIC_WAR)";
+  if (need.waw && !have.waw) return "write-after-write (FI_ORDER_ATOMIC_WAW)";
+  return nullptr;
+}
+
+}  // namespace
+
+NativeTable NativeTable::probe(Transport& transport) {
+  NativeTable t;
+  for (std::size_t k = 0; k < kNumAtomicKinds; ++k)
+    for (const auto& o : kOps)
+      for (const auto& d : kDtypes) {
+        const auto kind = static_cast<AtomicKind>(k);
+        if (op_applies(o.id, d.id))
+          t.counts_[index(kind, o.id, d.id)] = static_cast<std::uint32_t>(
+              std::min<std::size_t>(transport.native_count(kind, o.id, d.id), UINT32_MAX));
+      }
+  return t;
+}
+
+void NativeTable::meet(const NativeTable& other) {
+  for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] = std::min(counts_[i], other.counts_[i]);
+}
+
+std::string NativeTable::bytes() const {
+  return std::string(reinterpret_cast<const char*>(counts_.data()), sizeof counts_);
+}
+
+NativeTable NativeTable::from_bytes(std::string_view bytes) {
+  NativeTable t;
+  if (bytes.size() != sizeof t.counts_) raise(ErrorCategory::Internal, "bad native-atomics table");
+  std::memcpy(t.counts_.data(), bytes.data(), sizeof t.counts_);
+  return t;
+}
+
+AtomicKind AtomicPlan::kind_of(Function f, Op op) {
+  switch (f) {
+    // Accumulate fetches too, into scratch: a fetch completes only once the
+    // target has applied the op, on every provider, which is what Flush
+    // needs. (Non-fetching atomics with FI_DELIVERY_COMPLETE corrupted
+    // memory on libfabric 1.17's shm once their buffers were freed.)
+    case Function::Accumulate:
+    case Function::GetAccumulate:
+    case Function::FetchAndOp:
+    case Function::Rmw: return AtomicKind::Fetch;
+    case Function::CompareAndSwap:
+    case Function::Rmw2: return AtomicKind::Compare;
+  }
+  (void)op;
+  return AtomicKind::Fetch;
+}
+
+AtomicPlan::AtomicPlan(const OpSet& declared, const Ordering& required, const NativeTable& local,
+                       const NativeTable& everywhere, AtomicOrder provided,
+                       const std::string& provider, const std::string& unavailable)
+    : everywhere_(everywhere) {
+  const char* order_gap = missing_order(required, provided);
+  for (const auto& d : kDtypes) {
+    AtomicPath& p = paths_[static_cast<std::size_t>(d.id)];
+    const std::string dname(d.name);
+    if (!unavailable.empty()) {
+      p = {false, unavailable};
+      continue;
+    }
+    if (order_gap) {
+      p = {false, "provider " + provider + " does not keep atomic " + order_gap +
+                      " order, which accumulate_ordering=" + required.str() + " requires"};
+      continue;
+    }
+    bool any = false;
+    std::string gap;
+    for (auto f : kFunctions) {
+      for (const auto& o : kOps) {
+        if (!declared.contains(f, o.id) || !op_applies(o.id, d.id)) continue;
+        any = true;
+        const auto kind = kind_of(f, o.id);
+        const Op nop = native_op(o.id);
+        if (everywhere.count(kind, nop, d.id) > 0) continue;
+        gap = "provider " + provider + " has no native " + std::string(function_name(f)) + ":" +
+              std::string(o.name) + " for " + dname +
+              (local.count(kind, nop, d.id) > 0 ? " at every rank" : "");
+        break;
+      }
+      if (!gap.empty()) break;
+    }
+    if (!any)
+      p = {false, "no declared op applies to " + dname};
+    else if (!gap.empty())
+      p = {false, gap};
+    else
+      p = {true, "every declared op on " + dname + " is a native " + provider + " atomic at every rank"};
+  }
+}
+
+std::size_t AtomicPlan::chunk(Function f, Op op, Dtype d) const {
+  return std::max<std::size_t>(1, everywhere_.count(kind_of(f, op), native_op(op), d));
+}
+
+}  // namespace onesided::detail
