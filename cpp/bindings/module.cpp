@@ -57,6 +57,17 @@ PYBIND11_MODULE(_core, m) {
     for (const auto& o : onesided::kOps) out.append(py::make_tuple(std::string(o.name), o.operands));
     return out;
   });
+  m.def("functions", [] {
+    py::list out;
+    for (std::size_t f = 0; f < onesided::kNumFunctions; ++f) {
+      py::list ops;
+      for (const auto& o : onesided::kOps)
+        if (onesided::function_admits(static_cast<onesided::Function>(f), o.id))
+          ops.append(static_cast<int>(o.id));
+      out.append(py::make_tuple(std::string(onesided::kFunctionNames[f]), ops));
+    }
+    return out;
+  });
   m.def("op_applies", [](int op, int dtype) {
     return onesided::op_applies(static_cast<onesided::Op>(op), static_cast<onesided::Dtype>(dtype));
   });

@@ -150,6 +150,12 @@ void register_window(py::module_& m) {
            })
       .def("_native_atomics", [](const Window& w, int dtype) { return w.native_atomics(to_dtype(dtype)); })
       .def("_atomics_reason", [](const Window& w, int dtype) { return w.atomics_reason(to_dtype(dtype)); })
+      .def("_native_count",
+           [](const Window& w, int function, int op, int dtype) {
+             if (function < 0 || function >= static_cast<int>(kNumFunctions))
+               raise(ErrorCategory::Argument, "bad function code");
+             return w.native_count(static_cast<Function>(function), to_op(op), to_dtype(dtype));
+           })
       .def("_fence", &Window::fence, py::arg("assertion") = 0, release())
       .def(
           "_lock", [](Window& w, int target, int type, unsigned assertion) {

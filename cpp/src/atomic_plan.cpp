@@ -55,10 +55,9 @@ NativeTable NativeTable::from_bytes(std::string_view bytes) {
 
 AtomicKind AtomicPlan::kind_of(Function f, Op op) {
   switch (f) {
-    // Accumulate fetches too, into scratch: a fetch completes only once the
-    // target has applied the op, on every provider, which is what Flush
-    // needs. (Non-fetching atomics with FI_DELIVERY_COMPLETE corrupted
-    // memory on libfabric 1.17's shm once their buffers were freed.)
+    // Accumulate fetches too, into scratch (see AtomicKind). Non-fetching
+    // atomics with FI_DELIVERY_COMPLETE also corrupted memory on libfabric
+    // 1.17's shm once their buffers had been freed.
     case Function::Accumulate:
     case Function::GetAccumulate:
     case Function::FetchAndOp:
@@ -112,8 +111,5 @@ AtomicPlan::AtomicPlan(const OpSet& declared, const Ordering& required, const Na
   }
 }
 
-std::size_t AtomicPlan::chunk(Function f, Op op, Dtype d) const {
-  return std::max<std::size_t>(1, everywhere_.count(kind_of(f, op), native_op(op), d));
-}
 
 }  // namespace onesided::detail

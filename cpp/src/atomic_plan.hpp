@@ -9,6 +9,7 @@
 // other: ompi#4688, pmodels/mpich#2226, ofiwg/libfabric#4310).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -54,8 +55,12 @@ class AtomicPlan {
              const std::string& unavailable);
 
   const AtomicPath& path(Dtype d) const { return paths_[static_cast<std::size_t>(d)]; }
+  // Elements per native atomic for this call at every rank (0: none).
+  std::size_t native_count(Function f, Op op, Dtype d) const {
+    return everywhere_.count(kind_of(f, op), native_op(op), d);
+  }
   // Elements per native atomic for this call (at least 1).
-  std::size_t chunk(Function f, Op op, Dtype d) const;
+  std::size_t chunk(Function f, Op op, Dtype d) const { return std::max<std::size_t>(1, native_count(f, op, d)); }
 
   // The native shape of a function's op, and the op the provider runs.
   static AtomicKind kind_of(Function f, Op op);

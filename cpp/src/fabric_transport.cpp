@@ -283,7 +283,6 @@ class FabricTransport final : public Transport {
     std::size_t count = 0;
     int ret = -FI_EOPNOTSUPP;
     switch (kind) {
-      case AtomicKind::Write: ret = fi_atomicvalid(ep_, *fdt, *fop, &count); break;
       case AtomicKind::Fetch: ret = fi_fetch_atomicvalid(ep_, *fdt, *fop, &count); break;
       case AtomicKind::Compare: ret = fi_compare_atomicvalid(ep_, *fdt, *fop, &count); break;
     }
@@ -304,23 +303,6 @@ class FabricTransport final : public Transport {
     ctx->done = done;
     const std::uint64_t addr = region.addr + offset;
     switch (kind) {
-      case AtomicKind::Write:
-        post("fi_atomicmsg", [=, this, dt = *fdt, o = *fop] {
-          fi_ioc ioc{const_cast<void*>(origin), count};
-          fi_rma_ioc rma{addr, count, region.key};
-          fi_msg_atomic msg{};
-          msg.msg_iov = &ioc;
-          msg.iov_count = 1;
-          msg.addr = peer;
-          msg.rma_iov = &rma;
-          msg.rma_iov_count = 1;
-          msg.datatype = dt;
-          msg.op = o;
-          msg.context = ctx;
-          // As for writes: completion means applied at the target.
-          return fi_atomicmsg(ep_, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
-        });
-        break;
       case AtomicKind::Fetch:
         post("fi_fetch_atomic", [=, this, dt = *fdt, o = *fop] {
           // FI_ATOMIC_READ ignores buf, but not every provider tolerates null.

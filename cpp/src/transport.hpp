@@ -30,10 +30,11 @@ struct RemoteRegion {
   std::uint64_t key = 0;
 };
 
-// The three shapes of a native atomic (libfabric's fi_atomic,
-// fi_fetch_atomic and fi_compare_atomic).
-enum class AtomicKind : std::uint8_t { Write, Fetch, Compare };
-inline constexpr std::size_t kNumAtomicKinds = 3;
+// The shapes of a native atomic onesided uses (libfabric's fi_fetch_atomic
+// and fi_compare_atomic). Non-fetching atomics are not used: a fetch
+// completes only once the target has applied the op, on every provider.
+enum class AtomicKind : std::uint8_t { Fetch, Compare };
+inline constexpr std::size_t kNumAtomicKinds = 2;
 
 // Which orders the provider keeps between atomics from one origin to one
 // target (FI_ORDER_ATOMIC_*).
@@ -79,7 +80,6 @@ class Transport {
   virtual AtomicOrder atomic_order() const = 0;
   // Empty, or why this provider offers no native atomics at all.
   virtual const std::string& native_unavailable() const = 0;
-  // Write:   target = op(target, origin)
   // Fetch:   result = target; target = op(target, origin)   (origin unused for NoOp)
   // Compare: result = target; target = op(target, compare, origin), where
   //          `compare` is the comperand (or the mask of MaskSwap) and

@@ -842,6 +842,9 @@ Info Window::info() const {
 
 bool Window::native_atomics(Dtype dtype) const { return impl_->plan_.path(dtype).native; }
 const std::string& Window::atomics_reason(Dtype dtype) const { return impl_->plan_.path(dtype).reason; }
+std::size_t Window::native_count(Function f, Op op, Dtype dtype) const {
+  return impl_->plan_.native_count(f, op, dtype);
+}
 
 void Window::put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp) {
   impl_->put(origin, count, dtype, target, disp);

@@ -23,7 +23,7 @@ from ._errors import (
     TransportError,
     UnsupportedError,
 )
-from ._types import OPS, Op
+from ._types import OPS, RMW2_OPS, RMW_OPS, Op
 from ._window import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
@@ -34,6 +34,10 @@ from ._window import (
     MODE_NOPUT,
     MODE_NOSTORE,
     MODE_NOSUCCEED,
+    MODE_PASSIVE_EPOCH_IMPLICIT,
+    AtomicPath,
+    AtomicsReport,
+    Request,
     WIN_SEPARATE,
     WIN_UNIFIED,
     Window,
@@ -58,6 +62,27 @@ LXOR: Op = OPS["lxor"]
 REPLACE: Op = OPS["replace"]
 NO_OP: Op = OPS["no_op"]
 
+# Seed 002's generalised read-modify-write ops (Window.Rmw / Rmw2).
+RMW_INC: Op = RMW_OPS["RMW_INC"]
+RMW_SUM: Op = RMW_OPS["RMW_SUM"]
+RMW_PROD: Op = RMW_OPS["RMW_PROD"]
+RMW_LAND: Op = RMW_OPS["RMW_LAND"]
+RMW_LOR: Op = RMW_OPS["RMW_LOR"]
+RMW_LXOR: Op = RMW_OPS["RMW_LXOR"]
+RMW_BAND: Op = RMW_OPS["RMW_BAND"]
+RMW_BOR: Op = RMW_OPS["RMW_BOR"]
+RMW_BXOR: Op = RMW_OPS["RMW_BXOR"]
+RMW_SWAP: Op = RMW_OPS["RMW_SWAP"]
+RMW_MIN: Op = RMW_OPS["RMW_MIN"]
+RMW_MAX: Op = RMW_OPS["RMW_MAX"]
+RMW2_MASK_SWAP: Op = RMW2_OPS["RMW2_MASK_SWAP"]
+RMW2_COMP_SWAP_LT: Op = RMW2_OPS["RMW2_COMP_SWAP_LT"]
+RMW2_COMP_SWAP_LE: Op = RMW2_OPS["RMW2_COMP_SWAP_LE"]
+RMW2_COMP_SWAP_EQ: Op = RMW2_OPS["RMW2_COMP_SWAP_EQ"]
+RMW2_COMP_SWAP_GE: Op = RMW2_OPS["RMW2_COMP_SWAP_GE"]
+RMW2_COMP_SWAP_GT: Op = RMW2_OPS["RMW2_COMP_SWAP_GT"]
+RMW2_COMP_SWAP_NE: Op = RMW2_OPS["RMW2_COMP_SWAP_NE"]
+
 # Progress threads must stop before the interpreter (and libfabric) go away.
 atexit.register(_core.shutdown)
 
@@ -65,6 +90,12 @@ __all__ = [
     "COMM_WORLD",
     "Comm",
     "Window",
+    "Request",
+    "AtomicPath",
+    "AtomicsReport",
+    "MODE_PASSIVE_EPOCH_IMPLICIT",
+    *RMW_OPS,
+    *RMW2_OPS,
     "Op",
     "Error",
     "ArgumentError",

@@ -38,6 +38,19 @@ class Op(int):
 OPS: dict[str, Op] = {name: Op(code, name.upper()) for code, (name, _) in enumerate(_core.ops())}
 OPERANDS: dict[int, int] = {code: n for code, (_, n) in enumerate(_core.ops())}
 
+# Seed 002's generalised read-modify-write ops, as aliases of table ops.
+RMW_OPS: dict[str, Op] = {
+    f"RMW_{name.upper()}": Op(int(OPS[table]), f"RMW_{name.upper()}")
+    for name, table in [("inc", "inc"), ("sum", "sum"), ("prod", "prod"), ("land", "land"), ("lor", "lor"),
+                        ("lxor", "lxor"), ("band", "band"), ("bor", "bor"), ("bxor", "bxor"),
+                        ("swap", "replace"), ("min", "min"), ("max", "max")]
+}
+RMW2_OPS: dict[str, Op] = {
+    f"RMW2_{name.upper()}": Op(int(OPS[name]), f"RMW2_{name.upper()}")
+    for name in ["mask_swap", "comp_swap_lt", "comp_swap_le", "comp_swap_eq", "comp_swap_ge", "comp_swap_gt",
+                 "comp_swap_ne"]
+}
+
 _DTYPES: list[np.dtype] = [np.dtype(name) for name, _ in _core.dtypes()]
 # Keyed by (kind, itemsize) so that aliases (np.longlong vs np.int64) agree.
 _CODES: dict[tuple[str, int], int] = {(d.kind, d.itemsize): i for i, d in enumerate(_DTYPES)}

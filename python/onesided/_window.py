@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, NamedTuple
 
 import numpy as np
 
 from . import _core
 from ._buffers import Message, message, same_shape, target as _target_disp
 from ._errors import ArgumentError
-from ._types import OPS, op_code
+from ._types import OPS, RMW2_OPS, RMW_OPS, dtype_code, op_code
 from ._world import world
 
 SUM = OPS["sum"]
@@ -51,12 +51,97 @@ MODE_NOSTORE: int = _core.MODE_NOSTORE
 MODE_NOPUT: int = _core.MODE_NOPUT
 MODE_NOPRECEDE: int = _core.MODE_NOPRECEDE
 MODE_NOSUCCEED: int = _core.MODE_NOSUCCEED
+MODE_PASSIVE_EPOCH_IMPLICIT: int = _core.MODE_PASSIVE_EPOCH_IMPLICIT
 FLAVOR_CREATE: int = _core.FLAVOR_CREATE
 FLAVOR_ALLOCATE: int = _core.FLAVOR_ALLOCATE
 WIN_UNIFIED: int = _core.WIN_UNIFIED
 WIN_SEPARATE: int = _core.WIN_SEPARATE
 
 _MODES = ("NOCHECK", "NOSTORE", "NOPUT", "NOPRECEDE", "NOSUCCEED")
+
+
+class Request:
+    """A request-based operation (Rrmw, Rrmw2). It completes by itself, and
+    also at any Flush, Unlock or Fence covering its target."""
+
+    __slots__ = ("_core", "_keep")
+
+    def __init__(self, core: Any, keep: tuple[Any, ...]) -> None:
+        self._core = core
+        self._keep = keep  # buffers in use until completion
+
+    def Wait(self) -> None:
+        """Return once the operation is complete at origin and target (its
+        result is valid)."""
+        self._core._wait()
+        self._keep = ()
+
+    def Test(self) -> bool:
+        """Drive progress once; True once the operation is complete."""
+        done: bool = self._core._test()
+        if done:
+            self._keep = ()
+        return done
+
+    @staticmethod
+    def Waitall(requests: "list[Request]") -> None:
+        for r in requests:
+            r.Wait()
+
+
+class AtomicPath(NamedTuple):
+    native: bool
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{'native' if self.native else 'software'}: {self.reason}"
+
+
+class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
+    """Where each (op, dtype) of a window runs: the provider's native atomics
+    or onesided's software path at the target, and why. One path per dtype:
+    native only if every declared op on it is native at every rank."""
+
+    def __init__(self, win: "Window") -> None:
+        names = [name for name, _ in _core.dtypes()]
+        self._by_dtype = {
+            names[code]: AtomicPath(win._native_atomics(code), win._atomics_reason(code)) for code in range(len(names))
+        }
+        self._entries = {
+            (op.name.lower(), names[dt]): self._by_dtype[names[dt]]
+            for op in OPS.values()
+            for dt in range(len(names))
+            if _core.op_applies(int(op), dt)
+        }
+
+    def __getitem__(self, key: tuple[str, str]) -> AtomicPath:
+        """``report["sum", "int64"]``; the dtype may be anything numpy takes."""
+        op, dtype = key
+        name = op.lower() if isinstance(op, str) else _core.ops()[op_code(op)][0]
+        return self._entries[(name, _core.dtypes()[dtype_code(dtype)][0])]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def by_dtype(self) -> dict[str, AtomicPath]:
+        return dict(self._by_dtype)
+
+    def summary(self) -> str:
+        native = [d for d, p in self._by_dtype.items() if p.native]
+        software = [d for d, p in self._by_dtype.items() if not p.native]
+        parts = []
+        if native:
+            parts.append("native " + ",".join(native))
+        if software:
+            parts.append("software " + ",".join(software))
+        return "; ".join(parts)
+
+    def __str__(self) -> str:
+        width = max(len(d) for d in self._by_dtype)
+        return "\n".join(f"{d:{width}s}  {p}" for d, p in self._by_dtype.items())
 
 
 def _assertion(value: int) -> int:
@@ -230,11 +315,19 @@ class Window(_core.Window):
     def Get_info(self) -> dict[str, str]:
         return self._info()
 
+    @property
+    def atomics(self) -> AtomicsReport:
+        """Per (op, dtype): native (the provider's atomics) or software (at
+        the target), and why, as decided at creation from the declared
+        ``accumulate_ops``, ``accumulate_ordering`` and each rank's probe."""
+        return AtomicsReport(self)
+
     def __repr__(self) -> str:
         flavor = {FLAVOR_CREATE: "create", FLAVOR_ALLOCATE: "allocate"}.get(self._flavor, "?")
         return (
             f"<onesided.Window {flavor} rank {self._rank}/{self._group_size} "
-            f"{self._size} B disp_unit={self._disp_unit} provider={self._provider} atomics=software>"
+            f"{self._size} B disp_unit={self._disp_unit} provider={self._provider} "
+            f"atomics: {self.atomics.summary()}>"
         )
 
     # -- operations ------------------------------------------------------------
@@ -305,6 +398,65 @@ class Window(_core.Window):
                 same_shape(m, r, f"Compare_and_swap {name} and result")
         self._compare_and_swap(o.buffer, c.buffer, r.buffer, r.dtype, target_rank, int(target_disp))
         self._keep(target_rank, o.buffer, c.buffer, r.buffer)
+
+    def _rmw_call(self, two: bool, origin: Any, origin2: Any, result: Any, target_rank: int,
+                  target_disp: int, op: Any, assertion: int, want_request: bool) -> Any:
+        code = op_code(op)
+        r = message(result, writable=True, what="result")
+        messages = [r]
+        if origin is None and not two and code == int(RMW_OPS["RMW_INC"]):
+            o = Message(None, r.count, r.dtype)
+        else:
+            o = message(origin, writable=False, what="origin")
+            same_shape(o, r, "Rmw origin and result")
+            messages.append(o)
+        if two:
+            o2 = message(origin2, writable=False, what="origin2")
+            same_shape(o2, r, "Rmw2 origin2 and result")
+            messages.append(o2)
+            core = self._rmw2(code, o.buffer, o2.buffer, r.buffer, r.count, r.dtype, target_rank,
+                              int(target_disp), _assertion(assertion), want_request)
+        else:
+            core = self._rmw(code, o.buffer, r.buffer, r.count, r.dtype, target_rank, int(target_disp),
+                             _assertion(assertion), want_request)
+        keep = tuple(m.buffer for m in messages)
+        if want_request:
+            return Request(core, keep)
+        self._keep(target_rank, *keep)
+        return None
+
+    def Rmw(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0,
+            op: Any = RMW_OPS["RMW_SUM"], assertion: int = 0) -> None:
+        """Generalised read-modify-write (seed 002): per element, result =
+        target, then target = op(target, origin). Ops: RMW_INC (origin may be
+        None), RMW_SUM, RMW_PROD, RMW_MIN, RMW_MAX, RMW_LAND, RMW_LOR,
+        RMW_LXOR, RMW_BAND, RMW_BOR, RMW_BXOR, RMW_SWAP. Each element is atomic
+        with every accumulate-style call; the vector as a whole is not.
+        Completes like the other RMA calls, or, with
+        MODE_PASSIVE_EPOCH_IMPLICIT, before returning, inside its own
+        exclusive lock epoch (no lock with MODE_NOCHECK as well)."""
+        self._rmw_call(False, origin, None, result, target_rank, target_disp, op, assertion, False)
+
+    def Rmw2(self, origin: Any, origin2: Any, result: Any, target_rank: int, target_disp: int = 0,
+             op: Any = RMW2_OPS["RMW2_COMP_SWAP_EQ"], assertion: int = 0) -> None:
+        """Two-operand read-modify-write: RMW2_MASK_SWAP (origin = mask,
+        origin2 = value: target = (target & ~mask) | (value & mask)) and
+        RMW2_COMP_SWAP_LT/_LE/_EQ/_GE/_GT/_NE (origin = comperand, origin2 =
+        swaperand: when ``comperand OP target`` holds, target = swaperand).
+        result receives the old values; same atomicity and completion as Rmw."""
+        self._rmw_call(True, origin, origin2, result, target_rank, target_disp, op, assertion, False)
+
+    def Rrmw(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0,
+             op: Any = RMW_OPS["RMW_SUM"], assertion: int = 0) -> Request:
+        """Rmw returning a Request that completes with the operation."""
+        req: Request = self._rmw_call(False, origin, None, result, target_rank, target_disp, op, assertion, True)
+        return req
+
+    def Rrmw2(self, origin: Any, origin2: Any, result: Any, target_rank: int, target_disp: int = 0,
+              op: Any = RMW2_OPS["RMW2_COMP_SWAP_EQ"], assertion: int = 0) -> Request:
+        """Rmw2 returning a Request that completes with the operation."""
+        req: Request = self._rmw_call(True, origin, origin2, result, target_rank, target_disp, op, assertion, True)
+        return req
 
     # -- synchronisation -------------------------------------------------------
 

@@ -172,6 +172,7 @@ def check_get_accumulate() -> None:
             # Compare_and_swap on every dtype: swaps on equality only.
             res, res2 = np.zeros(1, dt), np.zeros(1, dt)
             win.Put(old, target)
+            win.Flush(target)  # Put is unordered with atomics
             win.Compare_and_swap(x[:1], old[:1], res, target, 0)  # equal: swaps
             win.Compare_and_swap(x[1:2], x[1:2], res2, target, dt.itemsize)  # x[1] != old[1]: keeps
             win.Flush(target)

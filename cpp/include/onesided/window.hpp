@@ -107,6 +107,9 @@ class Window {
   // Where this window's accumulate-style ops on `dtype` run, and why.
   bool native_atomics(Dtype dtype) const;
   const std::string& atomics_reason(Dtype dtype) const;
+  // The probe behind that choice: elements per native atomic for `f`'s
+  // shape of `op` on `dtype` at every rank (0: no native form).
+  std::size_t native_count(Function f, Op op, Dtype dtype) const;
 
   // Synchronisation.
   void fence(unsigned assertion = 0);
