@@ -75,10 +75,10 @@ constexpr std::string_view kStandardKeys[] = {
     "alloc_shared_noncontig", "mpi_accumulate_granularity", "which_accumulate_ops"};
 
 void check_info_key(const std::string& key) {
-  if (key == "provider" || key.rfind("mpi_", 0) == 0) return;
+  if (key == "provider" || key == "onesided_atomics" || key.rfind("mpi_", 0) == 0) return;
   for (auto k : kStandardKeys)
     if (key == k) return;
-  std::string known = "provider";
+  std::string known = "provider, onesided_atomics";
   for (auto k : kStandardKeys) known += std::string(", ") + std::string(k);
   raise(ErrorCategory::Argument, "unknown window info key '" + key + "' (known: " + known + ")");
 }
@@ -136,6 +136,11 @@ class Window::Impl final : public detail::MessageSink {
       raise(ErrorCategory::Argument, "accumulate_ops and which_accumulate_ops disagree");
     declared_ = detail::OpSet::parse(ops.empty() ? which : ops);
     if (info.count("accumulate_ordering")) ordering_ = detail::Ordering::parse(info.at("accumulate_ordering"));
+    const std::string atomics = value("onesided_atomics");
+    if (atomics == "software")
+      software_only_ = "software requested (info onesided_atomics=software)";
+    else if (!atomics.empty() && atomics != "auto")
+      raise(ErrorCategory::Argument, "onesided_atomics must be auto or software, not '" + atomics + "'");
     setup(value("provider"));
   }
 
@@ -192,7 +197,7 @@ class Window::Impl final : public detail::MessageSink {
     pack(mine, region.key);
     pack(mine, static_cast<std::uint64_t>(size_));
     pack(mine, static_cast<std::int32_t>(disp_unit_));
-    pack_str(mine, declared_.str() + "|" + ordering_.str());
+    pack_str(mine, declared_.str() + "|" + ordering_.str() + "|" + software_only_);
     pack_str(mine, native.bytes());
     all = group_->allgather(mine);
     detail::NativeTable everywhere = native;
@@ -216,10 +221,10 @@ class Window::Impl final : public detail::MessageSink {
       if (prov != provider_ && status.empty())
         failures += " rank " + std::to_string(r) + " opened provider '" + prov + "' but rank " +
                     std::to_string(rank_) + " opened '" + provider_ + "';";
-      if (hints != declared_.str() + "|" + ordering_.str() && status.empty())
-        failures += " rank " + std::to_string(r) + " declares accumulate_ops|accumulate_ordering '" +
-                    hints + "', rank " + std::to_string(rank_) + " '" + declared_.str() + "|" +
-                    ordering_.str() + "';";
+      const std::string my_hints = declared_.str() + "|" + ordering_.str() + "|" + software_only_;
+      if (hints != my_hints && status.empty())
+        failures += " rank " + std::to_string(r) + " asks accumulate_ops|accumulate_ordering|onesided_atomics '" +
+                    hints + "', rank " + std::to_string(rank_) + " '" + my_hints + "';";
       if (!status.empty() || !failures.empty()) continue;
       everywhere.meet(detail::NativeTable::from_bytes(table));
       // This rank too: native atomics on its own memory go through the
@@ -232,7 +237,8 @@ class Window::Impl final : public detail::MessageSink {
     }
     plan_ = detail::AtomicPlan(declared_, ordering_, native, everywhere,
                                endpoint_->transport().atomic_order(), provider_,
-                               endpoint_->transport().native_unavailable());
+                               software_only_.empty() ? endpoint_->transport().native_unavailable()
+                                                      : software_only_);
     // No rank may target this window before every rank has filled in its
     // peer table: the handlers read it.
     group_->barrier();
@@ -781,6 +787,7 @@ class Window::Impl final : public detail::MessageSink {
   detail::OpSet declared_ = detail::OpSet::all();
   detail::Ordering ordering_;
   detail::AtomicPlan plan_;
+  std::string software_only_;  // non-empty: the window was asked not to go native
   bool lock_all_nocheck_ = false;
 };
 

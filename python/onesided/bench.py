@@ -4,6 +4,9 @@ Run on two ranks under MPI (the same communicator serves both libraries)::
 
     mpiexec -n 2 python -m onesided.bench [--quick] [--iters N] [--reps R]
 
+A second table times the atomics on their native and software paths, on
+shm and tcp (skipped with --quick).
+
 Rank 0 is the origin, rank 1 the passive target, and each library gets the
 target behaviour it needs at its best: for MPI.Win the target spins inside
 MPI_Barrier (MPICH progresses passive-target RMA only inside MPI calls); for
@@ -50,6 +53,49 @@ def _measure(win: Any, op: Callable[[], None], iters: int, reps: int) -> float:
             flush(1)
         times.append((time.perf_counter() - t0) / iters * 1e6)
     return statistics.median(times)
+
+
+NATIVE_INFO = {
+    "accumulate_ops": "fetch_and_op:sum,compare_and_swap,accumulate:sum,rmw:inc,rmw2:comp_swap_lt",
+    # tcp;ofi_rxm does not keep atomic write-after-read order
+    "accumulate_ordering": "rar,raw,waw",
+}
+
+
+def _atomic_ops(win: Any, onesided: Any, buf: dict[str, np.ndarray]) -> dict[str, Callable[[], None]]:
+    o, r, c = buf["origin"], buf["result"], buf["compare"]
+    return {
+        "fetch_and_op SUM int64": lambda: win.Fetch_and_op(o, r, 1, 0),
+        "compare_and_swap int64": lambda: win.Compare_and_swap(o, c, r, 1, 0),
+        "accumulate SUM int64": lambda: win.Accumulate(o, 1),
+        "rmw INC int64": lambda: win.Rmw(None, r, 1, 0, onesided.RMW_INC),
+        "rmw2 COMP_SWAP_LT int64": lambda: win.Rmw2(c, o, r, 1, 0, onesided.RMW2_COMP_SWAP_LT),
+    }
+
+
+def _paths_table(comm: Any, onesided: Any, buf: dict[str, np.ndarray], iters: int, reps: int) -> None:
+    """Native against software atomics, on shm and tcp, in one run."""
+    columns = []
+    for provider in ("shm", "tcp;ofi_rxm"):
+        for path, extra in (("native", NATIVE_INFO), ("software", {"onesided_atomics": "software"})):
+            win = onesided.Window.Allocate(64, disp_unit=8, info={"provider": provider, **extra}, comm=comm)
+            actual = "native" if win.atomics["sum", "int64"].native else "software"
+            figures = {}
+            for name in _atomic_ops(win, onesided, buf):
+                comm.Barrier()
+                if comm.rank == 0:
+                    win.Lock_all()
+                    figures[name] = _measure(win, _atomic_ops(win, onesided, buf)[name], iters, reps)
+                    win.Unlock_all()
+                _idle_barrier(comm)
+            columns.append((f"{provider.split(';')[0]} {actual}", figures))
+            win.Free()
+    if comm.rank == 0:
+        print(f"\natomics by path (op + flush, us, median of {reps} x {iters})\n")
+        print("| operation | " + " | ".join(c for c, _ in columns) + " |")
+        print("|---|" + "---|" * len(columns))
+        for name in _atomic_ops(None, onesided, buf):
+            print(f"| {name} | " + " | ".join(f"{f[name]:.2f}" for _, f in columns) + " |")
 
 
 def _idle_barrier(comm: Any) -> None:
@@ -109,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {name:26s} | {a:8.2f} us | {b:8.2f} us | {a / b:6.2f} |")
     ours.Free()
     theirs.Free()
+    if not args.quick:
+        _paths_table(comm, onesided, buf, args.iters // 2, args.reps)
     return 0
 
 
