@@ -18,7 +18,7 @@ def test_rmw_and_rmw2_against_numpy(provider: str) -> None:
     assert "PASS reference" in out.stdout
 
 
-@pytest.mark.parametrize("mode", ["default", "declared"])
+@pytest.mark.parametrize("mode", ["default", "declared", "software"])
 @pytest.mark.parametrize("provider", PROVIDERS, ids=provider_id)
 def test_mixed_op_atomicity(provider: str, mode: str) -> None:
     out = run_ranks("atomics.py", 4, "mixed", mode, provider=provider)
@@ -26,7 +26,7 @@ def test_mixed_op_atomicity(provider: str, mode: str) -> None:
     # The declared set (with relaxed write-after-read order) is native on
     # both providers here; by default tcp;ofi_rxm lacks the order and runs
     # in software.
-    native = mode == "declared" or provider == "shm"
+    native = mode == "declared" or (mode == "default" and provider == "shm")
     assert ("int64 path native:" in out.stdout) == native, out.stdout
 
 
@@ -78,6 +78,16 @@ def test_accumulate_ops_aliases_and_canonical_forms() -> None:
         win.Free()
     with pytest.raises(onesided.ArgumentError, match="accumulate_ordering"):
         onesided.Window.Allocate(8, info={"accumulate_ordering": "rar,wow"})
+
+
+def test_software_can_be_requested() -> None:
+    win = onesided.Window.Allocate(8, info={"onesided_atomics": "software"})
+    assert not any(p.native for p in win.atomics.values())
+    assert "onesided_atomics=software" in win.atomics["sum", "int64"].reason
+    assert win.info["atomics"] == "software"
+    win.Free()
+    with pytest.raises(onesided.ArgumentError, match="onesided_atomics"):
+        onesided.Window.Allocate(8, info={"onesided_atomics": "hardware"})
 
 
 def test_request_based_rmw_completes() -> None:

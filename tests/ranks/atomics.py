@@ -2,7 +2,8 @@
 
 Usage: <launcher> -n N atomics.py CHECK [MODE]; MODE "declared" makes the
 window declare its op set (and relax the atomic write-after-read order, which
-tcp;ofi_rxm lacks) so the path goes native where the provider allows it.
+tcp;ofi_rxm lacks) so the path goes native where the provider allows it;
+"software" keeps every atomic on the software path.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def info(mode: str) -> dict[str, str]:
             "rmw:inc,rmw2:comp_swap_eq",
             accumulate_ordering="rar,raw,waw",
         )
+    if mode == "software":
+        return harness.info(onesided_atomics="software")
     return harness.info()
 
 
