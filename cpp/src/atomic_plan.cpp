@@ -8,12 +8,6 @@
 namespace onesided::detail {
 namespace {
 
-constexpr Function kFunctions[] = {
-#define ONESIDED_X(e, name) Function::e,
-    ONESIDED_FUNCTIONS(ONESIDED_X)
-#undef ONESIDED_X
-};
-
 // The first order accumulate_ordering requires that the provider does not keep.
 const char* missing_order(const Ordering& need, AtomicOrder have) {
   if (need.rar && !have.rar) return "read-after-read (FI_ORDER_ATOMIC_RAR)";

@@ -28,6 +28,7 @@ class NativeTable {
  public:
   static NativeTable probe(Transport& transport);
   std::uint32_t count(AtomicKind k, Op op, Dtype d) const { return counts_[index(k, op, d)]; }
+  void set(AtomicKind k, Op op, Dtype d, std::uint32_t count) { counts_[index(k, op, d)] = count; }
   // What every rank supports: the elementwise minimum.
   void meet(const NativeTable& other);
   std::string bytes() const;

@@ -6,12 +6,6 @@
 namespace onesided::detail {
 namespace {
 
-constexpr Function kFunctions[] = {
-#define ONESIDED_X(e, name) Function::e,
-    ONESIDED_FUNCTIONS(ONESIDED_X)
-#undef ONESIDED_X
-};
-
 [[noreturn]] void bad(std::string_view item, const std::string& why) {
   raise(ErrorCategory::Argument,
         "accumulate_ops: '" + std::string(item) + "' " + why +

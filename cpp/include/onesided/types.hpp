@@ -143,6 +143,11 @@ inline constexpr std::string_view kFunctionNames[] = {
 #undef ONESIDED_X
 };
 inline constexpr std::size_t kNumFunctions = std::size(kFunctionNames);
+inline constexpr Function kFunctions[] = {
+#define ONESIDED_X(e, name) Function::e,
+    ONESIDED_FUNCTIONS(ONESIDED_X)
+#undef ONESIDED_X
+};
 
 constexpr std::string_view function_name(Function f) { return kFunctionNames[static_cast<std::size_t>(f)]; }
 

@@ -1,0 +1,95 @@
+// The decision rule for native vs software atomics, and the info-key grammars
+// it consumes: pure logic, tested without a provider.
+#include <gtest/gtest.h>
+
+#include "atomic_plan.hpp"
+#include "onesided/error.hpp"
+#include "op_set.hpp"
+#include "ordering.hpp"
+
+using namespace onesided;
+using namespace onesided::detail;
+
+namespace {
+
+NativeTable everything_native() {
+  NativeTable t;
+  for (auto k : {AtomicKind::Fetch, AtomicKind::Compare})
+    for (const auto& o : kOps)
+      for (const auto& d : kDtypes) t.set(k, o.id, d.id, 1);
+  return t;
+}
+
+constexpr AtomicOrder kAllOrders{true, true, true, true};
+
+}  // namespace
+
+TEST(OpSet, ParsesItemsAndPrintsCanonically) {
+  auto s = OpSet::parse(" fetch_and_op:sum , compare_and_swap,rmw:swap ");
+  EXPECT_TRUE(s.contains(Function::FetchAndOp, Op::Sum));
+  EXPECT_FALSE(s.contains(Function::GetAccumulate, Op::Sum));
+  EXPECT_TRUE(s.contains(Function::CompareAndSwap, Op::CswapEq));
+  EXPECT_TRUE(s.contains(Function::Rmw, Op::Replace));
+  EXPECT_EQ(s.str(), "fetch_and_op:sum,compare_and_swap,rmw:replace");
+  EXPECT_EQ(OpSet::parse("same_op_no_op"), OpSet::all());
+  EXPECT_EQ(OpSet::parse("").str(), "all");
+  EXPECT_EQ(OpSet::parse("rmw2").str(), "rmw2");
+}
+
+TEST(OpSet, RejectsWhatItCannotMean) {
+  for (const char* bad : {"fetch_op:sum", "fetch_and_op:nope", "accumulate:no_op", "rmw2:sum", "accumulate:inc"})
+    EXPECT_THROW(OpSet::parse(bad), Error) << bad;
+}
+
+TEST(Ordering, ParsesSubsetsInAnyOrderAndNone) {
+  EXPECT_EQ(Ordering::parse("waw, rar").str(), "rar,waw");
+  EXPECT_EQ(Ordering::parse("none").str(), "none");
+  EXPECT_EQ(Ordering{}.str(), "rar,raw,war,waw");
+  EXPECT_THROW(Ordering::parse("rar,wow"), Error);
+  EXPECT_THROW(Ordering::parse(""), Error);
+}
+
+TEST(AtomicPlan, OneMissingDeclaredOpSendsTheWholeDtypeToSoftware) {
+  NativeTable t = everything_native();
+  t.set(AtomicKind::Fetch, Op::Max, Dtype::Float64, 0);
+  AtomicPlan all(OpSet::all(), Ordering{}, t, t, kAllOrders, "prov", "");
+  EXPECT_TRUE(all.path(Dtype::Int64).native);
+  EXPECT_FALSE(all.path(Dtype::Float64).native);
+  EXPECT_NE(all.path(Dtype::Float64).reason.find(":max for float64"), std::string::npos)
+      << all.path(Dtype::Float64).reason;
+  // Declaring only what the program uses brings float64 back to native.
+  AtomicPlan sum(OpSet::parse("fetch_and_op:sum"), Ordering{}, t, t, kAllOrders, "prov", "");
+  EXPECT_TRUE(sum.path(Dtype::Float64).native);
+  // ... and dtypes no declared op applies to are reported as such.
+  EXPECT_FALSE(sum.path(Dtype::Bool).native);
+  EXPECT_NE(sum.path(Dtype::Bool).reason.find("no declared op"), std::string::npos);
+}
+
+TEST(AtomicPlan, EveryRankMustHaveIt) {
+  NativeTable local = everything_native(), everywhere = local;
+  everywhere.set(AtomicKind::Compare, Op::CswapEq, Dtype::Int32, 0);
+  AtomicPlan p(OpSet::all(), Ordering{}, local, everywhere, kAllOrders, "prov", "");
+  EXPECT_FALSE(p.path(Dtype::Int32).native);
+  EXPECT_NE(p.path(Dtype::Int32).reason.find("at every rank"), std::string::npos);
+  EXPECT_TRUE(p.path(Dtype::Int64).native);
+}
+
+TEST(AtomicPlan, MissingAtomicOrderOnlyMattersWhenRequired) {
+  const NativeTable t = everything_native();
+  const AtomicOrder no_war{true, true, false, true};
+  AtomicPlan strict(OpSet::all(), Ordering{}, t, t, no_war, "prov", "");
+  EXPECT_FALSE(strict.path(Dtype::Int64).native);
+  EXPECT_NE(strict.path(Dtype::Int64).reason.find("FI_ORDER_ATOMIC_WAR"), std::string::npos);
+  AtomicPlan relaxed(OpSet::all(), Ordering::parse("rar,raw,waw"), t, t, no_war, "prov", "");
+  EXPECT_TRUE(relaxed.path(Dtype::Int64).native);
+}
+
+TEST(AtomicPlan, IncRunsAsNativeSumAndUnavailableProvidersGoSoftware) {
+  NativeTable t = everything_native();
+  t.set(AtomicKind::Fetch, Op::Inc, Dtype::Int64, 0);  // never probed: INC is SUM with ones
+  AtomicPlan p(OpSet::parse("rmw:inc"), Ordering{}, t, t, kAllOrders, "prov", "");
+  EXPECT_TRUE(p.path(Dtype::Int64).native);
+  AtomicPlan off(OpSet::all(), Ordering{}, t, t, kAllOrders, "prov", "no atomics here");
+  EXPECT_FALSE(off.path(Dtype::Int64).native);
+  EXPECT_EQ(off.path(Dtype::Int64).reason, "no atomics here");
+}
