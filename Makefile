@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh Debian 12 machine:
 #   make demo   set up, build, run the demo on 4 ranks and the latency table
-#   make test   set up, build, run every test (C++ via ctest, Python via pytest)
+#   make test   set up, build, run every test (C++ via ctest and examples/cpp against
+#               the installed package, Python via pytest)
 # Both are idempotent: a second run only rebuilds what changed.
 
 SHELL := /bin/bash
@@ -9,15 +10,16 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMPS := .stamps
 CPP_BUILD := build/cpp
+CPP_PREFIX := build/prefix
 SOURCES := $(shell find cpp python -type f -not -name '*.pyc') CMakeLists.txt pyproject.toml
 
-.PHONY: demo test setup build cpp-test py-test bench clean
+.PHONY: demo test setup build cpp-test cpp-example py-test bench clean
 
 demo: build
 	$(PY) -m onesided run -n 4 examples/histogram.py
 	timeout 600 mpiexec -n 2 $(PY) -m onesided.bench --quick
 
-test: cpp-test py-test
+test: cpp-test cpp-example py-test
 
 setup: $(STAMPS)/venv
 
@@ -31,7 +33,7 @@ $(STAMPS)/venv: $(STAMPS)/system pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" cmake ninja numpy \
-		pytest pytest-timeout
+		pytest pytest-timeout nbclient nbformat ipykernel mkdocs "mkdocstrings[python]"
 	$(PY) -c "import mpi4py.MPI" 2>/dev/null || \
 		MPICC=mpicc $(PY) -m pip install -q --no-binary=mpi4py "mpi4py>=4.0"
 	@mkdir -p $(STAMPS) && touch $@
@@ -46,6 +48,18 @@ cpp-test: $(STAMPS)/venv
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(CPP_BUILD) -G Ninja -DONESIDED_BUILD_TESTS=ON >/dev/null
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(CPP_BUILD)
 	cd $(CPP_BUILD) && PATH=$(abspath $(VENV))/bin:$$PATH ctest --output-on-failure --timeout 180
+
+# The core as C++ users get it: installed under $(CPP_PREFIX), then the
+# example in examples/cpp configured against it with find_package(onesided).
+cpp-example: $(STAMPS)/venv
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B build/cpp-install -G Ninja -DONESIDED_BUILD_TESTS=OFF \
+		-DCMAKE_INSTALL_PREFIX=$(abspath $(CPP_PREFIX)) >/dev/null
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build build/cpp-install
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake --install build/cpp-install >/dev/null
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S examples/cpp -B build/cpp-example -G Ninja \
+		-DCMAKE_PREFIX_PATH=$(abspath $(CPP_PREFIX)) >/dev/null
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build build/cpp-example
+	build/cpp-example/counter
 
 py-test: build
 	$(PY) -m pytest -q -p no:cacheprovider tests

@@ -39,7 +39,9 @@ def run_ranks(
     killing every rank) or, when check is set, on a non-zero exit."""
     path = str(RANKS / script)
     if launcher == "onesided":
-        cmd = [sys.executable, "-m", "onesided", "run", "-n", str(n), path, *args]
+        # The launcher stops every rank (each runs in its own session) when
+        # the job outlives --timeout; the deadline below is a backstop.
+        cmd = [sys.executable, "-m", "onesided", "run", "-n", str(n), "--timeout", str(timeout), path, *args]
     elif launcher == "mpiexec":
         if shutil.which("mpiexec") is None:
             pytest.fail("mpiexec not found: `make test` installs Debian's mpich")
@@ -58,10 +60,16 @@ def run_ranks(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, start_new_session=True
     )
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(timeout=timeout + 15)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
+        proc.terminate()  # both launchers forward termination to their ranks
+        try:
+            out, err = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate(timeout=15)
+        pytest.fail(f"{script} {' '.join(args)} timed out after {timeout} s\nstdout:\n{out}\nstderr:\n{err}")
+    if launcher == "onesided" and proc.returncode == 124:
         pytest.fail(f"{script} {' '.join(args)} timed out after {timeout} s\nstdout:\n{out}\nstderr:\n{err}")
     result = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if check and proc.returncode != 0:
