@@ -85,11 +85,15 @@ class Request:
 
     @staticmethod
     def Waitall(requests: "list[Request]") -> None:
+        """Wait for every request (each complete at origin and target)."""
         for r in requests:
             r.Wait()
 
 
 class AtomicPath(NamedTuple):
+    """Where an (op, dtype) runs on a window: the provider's native atomics
+    (``native=True``) or onesided's software path at the target, and why."""
+
     native: bool
     reason: str
 
@@ -127,9 +131,11 @@ class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
         return len(self._entries)
 
     def by_dtype(self) -> dict[str, AtomicPath]:
+        """The path of each dtype (all its ops share it)."""
         return dict(self._by_dtype)
 
     def summary(self) -> str:
+        """One line: which dtypes are native and which software."""
         native = [d for d, p in self._by_dtype.items() if p.native]
         software = [d for d, p in self._by_dtype.items() if not p.native]
         parts = []
@@ -281,6 +287,7 @@ class Window(_core.Window):
 
     @property
     def flavor(self) -> int:
+        """FLAVOR_CREATE (memory the user gave) or FLAVOR_ALLOCATE (memory the window owns)."""
         return self._flavor
 
     @property
@@ -291,10 +298,12 @@ class Window(_core.Window):
 
     @property
     def group_rank(self) -> int:
+        """This process's rank in the window's group (its communicator)."""
         return self._rank
 
     @property
     def group_size(self) -> int:
+        """The number of ranks in the window's group."""
         return self._group_size
 
     @property
@@ -313,6 +322,7 @@ class Window(_core.Window):
         return self._info()
 
     def Get_info(self) -> dict[str, str]:
+        """The hints in force, as ``info`` (mpi4py's name)."""
         return self._info()
 
     @property
@@ -494,7 +504,8 @@ class Window(_core.Window):
         self._pending.pop(rank, None)
 
     def Flush_all(self) -> None:
-        """Flush every target."""
+        """Flush every target: every operation this process issued on the
+        window is complete at origin and target."""
         self._flush_all()
         self._pending.clear()
 
@@ -505,6 +516,7 @@ class Window(_core.Window):
         self._pending.pop(rank, None)
 
     def Flush_local_all(self) -> None:
+        """Flush_local every target (onesided completes remotely, which is stronger)."""
         self._flush_local_all()
         self._pending.clear()
 
