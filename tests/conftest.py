@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from onesided._spawn import finish
 
 RANKS = Path(__file__).parent / "ranks"
 LAUNCHERS = ["onesided", "mpiexec"]
@@ -59,17 +60,8 @@ def run_ranks(
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, start_new_session=True
     )
-    try:
-        out, err = proc.communicate(timeout=timeout + 15)
-    except subprocess.TimeoutExpired:
-        proc.terminate()  # both launchers forward termination to their ranks
-        try:
-            out, err = proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate(timeout=15)
-        pytest.fail(f"{script} {' '.join(args)} timed out after {timeout} s\nstdout:\n{out}\nstderr:\n{err}")
-    if launcher == "onesided" and proc.returncode == 124:
+    out, err, expired = finish(proc, timeout + 15)
+    if expired or (launcher == "onesided" and proc.returncode == 124):
         pytest.fail(f"{script} {' '.join(args)} timed out after {timeout} s\nstdout:\n{out}\nstderr:\n{err}")
     result = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if check and proc.returncode != 0:

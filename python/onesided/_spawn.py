@@ -41,6 +41,24 @@ def _payload(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     return pickle.dumps(("source", source, fn.__name__, args, kwargs))
 
 
+def finish(proc: "subprocess.Popen[str]", deadline: float) -> tuple[str, str, bool]:
+    """Wait for a launcher (``python -m onesided run`` or mpiexec) started in
+    its own session; past ``deadline`` seconds terminate it, which both
+    launchers forward to their ranks, and kill its group if that does not
+    end it. Returns (stdout, stderr, whether the deadline passed)."""
+    try:
+        out, err = proc.communicate(timeout=deadline)
+        return out or "", err or "", False
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            out, err = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate(timeout=15)
+        return out or "", err or "", True
+
+
 def launch(
     fn: Callable[..., Any],
     n: int = 2,
@@ -66,15 +84,7 @@ def launch(
                "-m", "onesided._spawn", str(job)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env={**os.environ, **(env or {})}, start_new_session=True)
-        try:
-            output, _ = proc.communicate(timeout=timeout + 30)
-        except subprocess.TimeoutExpired:
-            proc.terminate()  # the launcher forwards termination to every rank
-            try:
-                output, _ = proc.communicate(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                output, _ = proc.communicate(timeout=15)
+        output, _, _ = finish(proc, timeout + 30)
         if output:
             print(output, end="")
         if proc.returncode == 124:
