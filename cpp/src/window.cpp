@@ -724,9 +724,10 @@ class Window::Impl final : public detail::MessageSink {
   }
 
   void apply_atomic(const Header& h, const std::byte* payload, std::size_t len) {
-    const std::size_t esize = dtype_info(h.dtype).size;
+    const bool known = static_cast<std::size_t>(h.op) < kNumOps && static_cast<std::size_t>(h.dtype) < kNumDtypes;
+    const std::size_t esize = known ? dtype_info(h.dtype).size : 0;
     const std::size_t bytes = std::size_t{h.count} * esize;
-    const int operands = op_info(h.op).operands;
+    const int operands = known ? op_info(h.op).operands : 0;
     std::vector<std::byte> reply(sizeof(Header) + ((h.flags & detail::kFetch) ? bytes : 0));
     Header r{};
     r.kind = MsgKind::AtomicDone;
@@ -736,10 +737,10 @@ class Window::Impl final : public detail::MessageSink {
     // The origin checked all of this; checking again keeps a corrupted or
     // malicious message from writing outside the window.
     std::string error;
-    if (h.offset > size_ || bytes > size_ - h.offset)
-      error = "target range outside the window (checked at the target)";
-    else if (len < bytes * static_cast<std::size_t>(operands) || !op_applies(h.op, h.dtype))
+    if (!known || len < bytes * static_cast<std::size_t>(operands) || !op_applies(h.op, h.dtype))
       error = "malformed atomic request";
+    else if (h.offset > size_ || bytes > size_ - h.offset)
+      error = "target range outside the window (checked at the target)";
     if (error.empty()) {
       std::lock_guard lk(atomic_mutex_);
       kernels::apply(h.op, h.dtype, base_ + h.offset, payload, payload + bytes,
