@@ -216,3 +216,21 @@ def test_process_exits_cleanly_after_failures_and_unfreed_windows():
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, (proc.returncode, proc.stderr)
     assert proc.stdout.strip() == "done"
+
+
+def test_leftover_shm_region_of_a_killed_process_with_our_pid_is_cleared():
+    """A SIGKILLed process leaves /dev/shm/<pid>:... behind; a later process
+    that reuses the pid must still open the shm provider."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, numpy as np, onesided\n"
+        "open(f'/dev/shm/{os.getpid()}:0:0', 'wb').write(b'stale')\n"
+        "w = onesided.Window.Allocate(8, info={'provider': 'shm'})\n"
+        "w.Free()\n"
+        "print('opened')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "opened"

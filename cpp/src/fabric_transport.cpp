@@ -4,6 +4,7 @@
 // native atomics). Every fi_* return code is checked; failures
 // carry the call's name and fi_strerror's text.
 #include <rdma/fabric.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -22,6 +23,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -89,6 +91,7 @@ class FabricTransport final : public Transport {
     cq_attr.wait_obj = FI_WAIT_NONE;
     check("fi_cq_open", fi_cq_open(domain_, &cq_attr, &cq_, nullptr));
 
+    if (provider_ == "shm") remove_stale_shm_regions();
     check("fi_endpoint", fi_endpoint(domain_, info_, &ep_, nullptr));
     check("fi_ep_bind(av)", fi_ep_bind(ep_, &av_->fid, 0));
     check("fi_ep_bind(cq)", fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV));
@@ -105,6 +108,24 @@ class FabricTransport final : public Transport {
       post_receive(ctx.get());
       receives_.push_back(std::move(ctx));
     }
+  }
+
+  // libfabric's shm names its region /dev/shm/<pid>:<n>:... A process that
+  // was killed (SIGKILL: a test timeout, the launcher stopping a job) cannot
+  // remove its region, and a later process that gets the same pid then
+  // fails fi_enable with EBUSY. Before this process opens its first shm
+  // endpoint, every region named after its pid is such a leftover.
+  static void remove_stale_shm_regions() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      const std::string prefix = std::to_string(::getpid()) + ":";
+      if (DIR* dir = ::opendir("/dev/shm")) {
+        while (const dirent* e = ::readdir(dir))
+          if (std::string_view(e->d_name).starts_with(prefix))
+            ::unlink((std::string("/dev/shm/") + e->d_name).c_str());
+        ::closedir(dir);
+      }
+    });
   }
 
   // Asks for the most we can use and settles for less: native atomics with
