@@ -125,7 +125,7 @@ class Window::Impl final : public detail::MessageSink {
         epochs_(nranks_),
         in_flight_(nranks_),
         lock_tokens_(static_cast<std::size_t>(nranks_), 0),
-        nocheck_(static_cast<std::size_t>(nranks_), false) {
+        nocheck_(static_cast<std::size_t>(nranks_), 0) {
     if (disp_unit <= 0) raise(ErrorCategory::Argument, "disp_unit must be positive");
     if (size > 0 && base == nullptr) raise(ErrorCategory::Argument, "window base is null");
     for (const auto& [key, value] : info) check_info_key(key);
@@ -554,33 +554,37 @@ class Window::Impl final : public detail::MessageSink {
   void lock(int target, LockType type, unsigned assertion) {
     check_live();
     check_rank(target);
+    const bool nocheck = (assertion & mode::kNoCheck) != 0;
     {
       std::lock_guard lk(epoch_mutex_);
       epochs_.on_lock(target);
-      nocheck_[target] = (assertion & mode::kNoCheck) != 0;
+      nocheck_[target] = nocheck;
     }
-    if (!nocheck_[target]) acquire(target, type == LockType::Exclusive);
+    if (!nocheck) acquire(target, type == LockType::Exclusive);
   }
 
   void unlock(int target) {
     check_live();
     check_rank(target);
+    bool nocheck;
     {
       std::lock_guard lk(epoch_mutex_);
       epochs_.on_unlock(target);
+      nocheck = nocheck_[target];
     }
     flush(target);
-    if (!nocheck_[target]) release_lock(target);
+    if (!nocheck) release_lock(target);
   }
 
   void lock_all(unsigned assertion) {
     check_live();
+    const bool nocheck = (assertion & mode::kNoCheck) != 0;
     {
       std::lock_guard lk(epoch_mutex_);
       epochs_.on_lock_all();
-      lock_all_nocheck_ = (assertion & mode::kNoCheck) != 0;
+      lock_all_nocheck_ = nocheck;
     }
-    if (lock_all_nocheck_) return;
+    if (nocheck) return;
     // Ask every target at once, then wait for all grants.
     std::vector<std::atomic<int>> flags(static_cast<std::size_t>(nranks_));
     for (int r = 0; r < nranks_; ++r) request_lock(r, false, &flags[r]);
@@ -593,12 +597,14 @@ class Window::Impl final : public detail::MessageSink {
 
   void unlock_all() {
     check_live();
+    bool nocheck;
     {
       std::lock_guard lk(epoch_mutex_);
       epochs_.on_unlock_all();
+      nocheck = lock_all_nocheck_;
     }
     flush_all();
-    if (lock_all_nocheck_) return;
+    if (nocheck) return;
     std::vector<std::atomic<int>> flags(static_cast<std::size_t>(nranks_));
     for (int r = 0; r < nranks_; ++r) request_unlock(r, &flags[r]);
     endpoint_->progress().wait([&] {
@@ -784,12 +790,14 @@ class Window::Impl final : public detail::MessageSink {
   std::mutex lock_mutex_;
   detail::LockTable locks_;
   std::vector<std::uint64_t> lock_tokens_;  // origin -> token of its queued lock request
-  std::vector<bool> nocheck_;               // target locked with MODE_NOCHECK
+  // Target locked with MODE_NOCHECK; guarded by epoch_mutex_ (bytes, not
+  // vector<bool>, so threads locking different targets touch different memory).
+  std::vector<std::uint8_t> nocheck_;
   detail::OpSet declared_ = detail::OpSet::all();
   detail::Ordering ordering_;
   detail::AtomicPlan plan_;
   std::string software_only_;  // non-empty: the window was asked not to go native
-  bool lock_all_nocheck_ = false;
+  bool lock_all_nocheck_ = false;  // guarded by epoch_mutex_
 };
 
 // ---- Window forwarding -------------------------------------------------------

@@ -96,9 +96,14 @@ def target(spec: Any, origin: Message) -> int:
     raise ArgumentError(f"target must be None, a displacement or (disp[, count[, dtype]]), got {spec!r}")
 
 
-def same_shape(a: Message, b: Message, what: str) -> None:
-    """Rule for multi-buffer calls: one dtype and one count for all."""
+def same_dtype(a: Message, b: Message, what: str) -> None:
+    """Rule for one-element calls: every buffer holds the same dtype."""
     if a.dtype != b.dtype:
         raise ArgumentError(f"{what}: dtypes differ ({dtype_of(a.dtype)} vs {dtype_of(b.dtype)})")
+
+
+def same_shape(a: Message, b: Message, what: str) -> None:
+    """Rule for multi-buffer calls: one dtype and one count for all."""
+    same_dtype(a, b, what)
     if a.count != b.count:
         raise ArgumentError(f"{what}: counts differ ({a.count} vs {b.count})")

@@ -36,7 +36,7 @@ from typing import Any, Iterator, Mapping, NamedTuple
 import numpy as np
 
 from . import _core
-from ._buffers import Message, message, same_shape, target as _target_disp
+from ._buffers import Message, message, same_dtype, same_shape, target as _target_disp
 from ._errors import ArgumentError
 from ._types import OPS, RMW2_OPS, RMW_OPS, dtype_code, op_code
 from ._world import world
@@ -390,8 +390,7 @@ class Window(_core.Window):
             o = Message(None, 1, r.dtype)
         else:
             o = message(origin, writable=False, what="origin")
-            if o.dtype != r.dtype:
-                same_shape(o, r, "Fetch_and_op origin and result")
+            same_dtype(o, r, "Fetch_and_op origin and result")
         self._fetch_and_op(o.buffer, r.buffer, r.dtype, target_rank, int(target_disp), code)
         self._keep(target_rank, o.buffer, r.buffer)
 
@@ -404,8 +403,7 @@ class Window(_core.Window):
         c = message(compare, writable=False, what="compare")
         r = message(result, writable=True, what="result")
         for m, name in ((o, "origin"), (c, "compare")):
-            if m.dtype != r.dtype:
-                same_shape(m, r, f"Compare_and_swap {name} and result")
+            same_dtype(m, r, f"Compare_and_swap {name} and result")
         self._compare_and_swap(o.buffer, c.buffer, r.buffer, r.dtype, target_rank, int(target_disp))
         self._keep(target_rank, o.buffer, c.buffer, r.buffer)
 

@@ -68,6 +68,24 @@ def values(dt: np.dtype, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return t.astype(dt), a.astype(dt), b.astype(dt)
 
 
+def check_one(win: Window, target: int, old: np.ndarray, call, want) -> None:
+    """Set the target to `old`, apply `call(result)`, and check that result
+    holds `old` and the target `want`. Put and Get are unordered with
+    atomics, so each step is flushed."""
+    win.Put(old, target)
+    win.Flush(target)
+    result = np.zeros_like(old)
+    call(result)
+    win.Flush(target)
+    after = np.zeros_like(old)
+    win.Get(after, target)
+    win.Flush(target)
+    with np.errstate(over="ignore"):
+        want = np.asarray(want).astype(old.dtype)
+    assert np.array_equal(result, old), (result, old)
+    assert np.array_equal(after, want), (after, want)
+
+
 def check_reference(mode: str) -> None:
     """Every Rmw and Rmw2 op against numpy, each integer dtype and the floats
     where the op makes sense, count 1 and 6, to a neighbour and to itself:
@@ -81,37 +99,14 @@ def check_reference(mode: str) -> None:
                 for count in (1, 6):
                     t, a, b = values(dt, count)
                     for op, (ref, kinds) in RMW.items():
-                        if dt.kind not in kinds:
-                            continue
-                        # Put and Get are unordered with atomics: flush between.
-                        win.Put(t, target)
-                        win.Flush(target)
-                        result = np.zeros(count, dt)
-                        win.Rmw(None if op == onesided.RMW_INC else a, result, target, 0, op)
-                        win.Flush(target)
-                        after = np.zeros(count, dt)
-                        win.Get(after, target)
-                        win.Flush(target)
-                        with np.errstate(over="ignore"):
-                            want = np.asarray(ref(t, a)).astype(dt)
-                        assert np.array_equal(result, t), (op, name, count, result, t)
-                        assert np.array_equal(after, want), (op, name, count, after, want)
-                        checked += 1
+                        if dt.kind in kinds:
+                            operand = None if op == onesided.RMW_INC else a
+                            check_one(win, target, t, lambda r: win.Rmw(operand, r, target, 0, op), ref(t, a))
+                            checked += 1
                     for op, (ref, kinds) in RMW2.items():
-                        if dt.kind not in kinds:
-                            continue
-                        win.Put(t, target)
-                        win.Flush(target)
-                        result = np.zeros(count, dt)
-                        win.Rmw2(a, b, result, target, 0, op)
-                        win.Flush(target)
-                        after = np.zeros(count, dt)
-                        win.Get(after, target)
-                        win.Flush(target)
-                        want = np.asarray(ref(t, a, b)).astype(dt)
-                        assert np.array_equal(result, t), (op, name, count, result, t)
-                        assert np.array_equal(after, want), (op, name, count, after, want)
-                        checked += 1
+                        if dt.kind in kinds:
+                            check_one(win, target, t, lambda r: win.Rmw2(a, b, r, target, 0, op), ref(t, a, b))
+                            checked += 1
     # Ops with no meaning on the dtype, and a misplaced op, are refused.
     with win.lock(rank):
         for bad, err in ((lambda: win.Rmw(np.ones(1), np.zeros(1), rank, 0, onesided.RMW_BAND),
