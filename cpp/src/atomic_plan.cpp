@@ -8,15 +8,6 @@
 namespace onesided::detail {
 namespace {
 
-// The first order accumulate_ordering requires that the provider does not keep.
-const char* missing_order(const Ordering& need, AtomicOrder have) {
-  if (need.rar && !have.rar) return "read-after-read (FI_ORDER_ATOMIC_RAR)";
-  if (need.raw && !have.raw) return "read-after-write (FI_ORDER_ATOMIC_RAW)";
-  if (need.war && !have.war) return "write-after-read (FI_ORDER_ATOMIC_WAR)";
-  if (need.waw && !have.waw) return "write-after-write (FI_ORDER_ATOMIC_WAW)";
-  return nullptr;
-}
-
 }  // namespace
 
 NativeTable NativeTable::probe(Transport& transport) {
@@ -63,21 +54,14 @@ AtomicKind AtomicPlan::kind_of(Function f, Op op) {
   return AtomicKind::Fetch;
 }
 
-AtomicPlan::AtomicPlan(const OpSet& declared, const Ordering& required, const NativeTable& local,
-                       const NativeTable& everywhere, AtomicOrder provided,
+AtomicPlan::AtomicPlan(const OpSet& declared, const NativeTable& local, const NativeTable& everywhere,
                        const std::string& provider, const std::string& unavailable)
     : everywhere_(everywhere) {
-  const char* order_gap = missing_order(required, provided);
   for (const auto& d : kDtypes) {
     AtomicPath& p = paths_[static_cast<std::size_t>(d.id)];
     const std::string dname(d.name);
     if (!unavailable.empty()) {
       p = {false, unavailable};
-      continue;
-    }
-    if (order_gap) {
-      p = {false, "provider " + provider + " does not keep atomic " + order_gap +
-                      " order, which accumulate_ordering=" + required.str() + " requires"};
       continue;
     }
     bool any = false;

@@ -2,9 +2,10 @@
 // (the provider's atomics) or software (onesided's kernels at the target).
 //
 // The rule: a dtype goes native only when every declared op that applies to
-// it is native, in the shape its function needs, at every rank, and the
-// provider keeps the atomic orders accumulate_ordering requires. Otherwise
-// every op of that dtype runs in software. Hardware and software atomics
+// it is native, in the shape its function needs, at every rank. Otherwise
+// every op of that dtype runs in software. Orders the provider does not keep
+// do not push a dtype to software: onesided keeps them by waiting for
+// overlapping earlier ops (order_tracker.hpp). Hardware and software atomics
 // therefore never act on the same memory (they are not atomic with each
 // other: ompi#4688, pmodels/mpich#2226, ofiwg/libfabric#4310).
 #pragma once
@@ -17,7 +18,6 @@
 
 #include "onesided/types.hpp"
 #include "op_set.hpp"
-#include "ordering.hpp"
 #include "transport.hpp"
 
 namespace onesided::detail {
@@ -51,9 +51,8 @@ class AtomicPlan {
  public:
   AtomicPlan() = default;
   // `unavailable`: empty, or why the provider has no native atomics at all.
-  AtomicPlan(const OpSet& declared, const Ordering& required, const NativeTable& local,
-             const NativeTable& everywhere, AtomicOrder provided, const std::string& provider,
-             const std::string& unavailable);
+  AtomicPlan(const OpSet& declared, const NativeTable& local, const NativeTable& everywhere,
+             const std::string& provider, const std::string& unavailable);
 
   const AtomicPath& path(Dtype d) const { return paths_[static_cast<std::size_t>(d)]; }
   // Elements per native atomic for this call at every rank (0: none).

@@ -176,6 +176,9 @@ class FabricTransport final : public Transport {
     order_.raw = order & FI_ORDER_ATOMIC_RAW;
     order_.war = order & FI_ORDER_ATOMIC_WAR;
     order_.waw = order & FI_ORDER_ATOMIC_WAW;
+    order_.raw_size = info_->ep_attr->max_order_raw_size;
+    order_.war_size = info_->ep_attr->max_order_war_size;
+    order_.waw_size = info_->ep_attr->max_order_waw_size;
   }
 
   ~FabricTransport() override {

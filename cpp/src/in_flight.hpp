@@ -36,6 +36,13 @@ class InFlight {
     s.outstanding.erase(token);
   }
 
+  // True while the operation `token` to `target` has not ended.
+  bool pending(int target, Token token) {
+    Slot& s = slots_[target];
+    std::lock_guard lk(s.mutex);
+    return s.outstanding.count(token) != 0;
+  }
+
   // drained(target, cut(target)) holds once every operation begun before
   // the cut has ended.
   Token cut(int target) {

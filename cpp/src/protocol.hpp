@@ -16,6 +16,10 @@ enum class MsgKind : std::uint8_t {
   LockGranted,  // target -> origin
   Unlock,       // origin -> target: release (earlier ops are already complete)
   UnlockDone,   // target -> origin
+  Post,         // target -> origin: the target's exposure epoch is open (PSCW)
+  Complete,     // origin -> target: the origin's ops in its access epoch are complete
+  Regions,      // origin -> target: send me your dynamic window's attached regions
+  RegionsReply, // target -> origin: payload = RegionTable::bytes()
 };
 
 enum MsgFlags : std::uint8_t {
@@ -32,7 +36,7 @@ struct Header {
   std::uint32_t window;  // the receiver's window id
   std::uint32_t origin;  // the sender's rank in the window's group
   std::uint32_t count;   // elements (Atomic)
-  std::uint64_t offset;  // byte offset in the target's window (Atomic)
+  std::uint64_t offset;  // byte offset in the target's window; on a dynamic window, the address (Atomic)
   std::uint64_t token;   // sender's cookie, echoed in the reply
 };
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -12,6 +13,8 @@ struct RequestState {
   std::atomic<bool> failed{false};
   std::mutex mutex;
   std::string error;
+  // Nasty mode holds operations back: Wait and Test release them first.
+  std::function<void()> release_held;
 
   void complete(const char* err) {
     if (err) {

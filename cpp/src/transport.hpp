@@ -37,9 +37,12 @@ enum class AtomicKind : std::uint8_t { Fetch, Compare };
 inline constexpr std::size_t kNumAtomicKinds = 2;
 
 // Which orders the provider keeps between atomics from one origin to one
-// target (FI_ORDER_ATOMIC_*).
+// target (FI_ORDER_ATOMIC_*), and up to which size the data placement
+// follows that order (fi_ep_attr max_order_{raw,war,waw}_size; 0: for no
+// size). Read-after-read has no data to place and no size limit.
 struct AtomicOrder {
   bool rar = false, raw = false, war = false, waw = false;
+  std::uint64_t raw_size = UINT64_MAX, war_size = UINT64_MAX, waw_size = UINT64_MAX;
 };
 
 class Completion {

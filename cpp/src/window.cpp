@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "atomic_plan.hpp"
@@ -18,11 +20,15 @@
 #include "in_flight.hpp"
 #include "kernels.hpp"
 #include "lock_table.hpp"
+#include "nasty.hpp"
 #include "onesided/error.hpp"
 #include "op_set.hpp"
+#include "order_tracker.hpp"
 #include "ordering.hpp"
 #include "protocol.hpp"
+#include "region_table.hpp"
 #include "request_state.hpp"
+#include "shared_segment.hpp"
 
 namespace onesided {
 
@@ -75,10 +81,12 @@ constexpr std::string_view kStandardKeys[] = {
     "alloc_shared_noncontig", "mpi_accumulate_granularity", "which_accumulate_ops"};
 
 void check_info_key(const std::string& key) {
-  if (key == "provider" || key == "onesided_atomics" || key.rfind("mpi_", 0) == 0) return;
+  if (key == "provider" || key == "onesided_atomics" || key == "onesided_nasty" ||
+      key.rfind("mpi_", 0) == 0)
+    return;
   for (auto k : kStandardKeys)
     if (key == k) return;
-  std::string known = "provider, onesided_atomics";
+  std::string known = "provider, onesided_atomics, onesided_nasty";
   for (auto k : kStandardKeys) known += std::string(", ") + std::string(k);
   raise(ErrorCategory::Argument, "unknown window info key '" + key + "' (known: " + known + ")");
 }
@@ -98,6 +106,16 @@ struct Ones {
 const Ones kOne;
 
 const char* op_name(Op op) { return op_info(op).name.data(); }
+
+// Every provider onesided knows places RMA data straight into host memory
+// that local loads read, with no separate public copy: the unified model.
+// A provider onesided has not checked gets the conservative answer.
+bool unified_provider(const std::string& provider) {
+  const std::string name = provider.substr(0, provider.find(';'));
+  for (const char* p : {"shm", "tcp", "sockets", "udp", "verbs", "efa", "cxi", "psm2", "psm3", "opx", "ucx"})
+    if (name == p) return true;
+  return false;
+}
 const char* dtype_name(Dtype d) { return dtype_info(d).name.data(); }
 
 }  // namespace
@@ -113,7 +131,8 @@ class Window::Impl final : public detail::MessageSink {
   };
 
   Impl(void* base, std::size_t size, int disp_unit, const Info& info,
-       std::shared_ptr<Bootstrap> group, Flavor flavor, std::unique_ptr<std::byte[]> owned)
+       std::shared_ptr<Bootstrap> group, Flavor flavor, std::unique_ptr<std::byte[]> owned,
+       std::shared_ptr<detail::SharedSegment> shared = nullptr)
       : group_(std::move(group)),
         rank_(group_->rank()),
         nranks_(group_->size()),
@@ -122,8 +141,13 @@ class Window::Impl final : public detail::MessageSink {
         disp_unit_(disp_unit),
         flavor_(flavor),
         owned_(std::move(owned)),
+        shared_(std::move(shared)),
         epochs_(nranks_),
         in_flight_(nranks_),
+        order_(nranks_),
+        posts_(new std::atomic<int>[static_cast<std::size_t>(nranks_)]()),
+        completes_(new std::atomic<int>[static_cast<std::size_t>(nranks_)]()),
+        start_consumed_(static_cast<std::size_t>(nranks_), 0),
         lock_tokens_(static_cast<std::size_t>(nranks_), 0),
         nocheck_(static_cast<std::size_t>(nranks_), 0) {
     if (disp_unit <= 0) raise(ErrorCategory::Argument, "disp_unit must be positive");
@@ -141,6 +165,12 @@ class Window::Impl final : public detail::MessageSink {
       software_only_ = "software requested (info onesided_atomics=software)";
     else if (!atomics.empty() && atomics != "auto")
       raise(ErrorCategory::Argument, "onesided_atomics must be auto or software, not '" + atomics + "'");
+    const std::string nasty = value("onesided_nasty");
+    if (auto seed = detail::NastyQueue::seed_from(info.count("onesided_nasty") ? &nasty : nullptr, rank_)) {
+      nasty_ = std::make_unique<detail::NastyQueue>(*seed);
+      hook_ = std::make_shared<Hook>();
+      hook_->impl = this;
+    }
     setup(value("provider"));
   }
 
@@ -179,8 +209,10 @@ class Window::Impl final : public detail::MessageSink {
     detail::NativeTable native;
     try {
       endpoint_ = detail::Endpoint::get(provider, same_host);
-      region_ = endpoint_->transport().register_region(base_, size_);
-      region = region_->remote();
+      if (flavor_ != Flavor::Dynamic) {
+        region_ = endpoint_->transport().register_region(base_, size_);
+        region = region_->remote();
+      }
       address = endpoint_->transport().address();
       id_ = endpoint_->attach(this);
       provider_ = endpoint_->transport().provider();
@@ -235,10 +267,17 @@ class Window::Impl final : public detail::MessageSink {
       release();
       raise(ErrorCategory::Transport, "window creation failed:" + failures);
     }
-    plan_ = detail::AtomicPlan(declared_, ordering_, native, everywhere,
-                               endpoint_->transport().atomic_order(), provider_,
+    plan_ = detail::AtomicPlan(declared_, native, everywhere, provider_,
                                software_only_.empty() ? endpoint_->transport().native_unavailable()
                                                       : software_only_);
+    rule_ = detail::OrderRule(ordering_, endpoint_->transport().atomic_order());
+    for (const auto& d : kDtypes) (plan_.path(d.id).native ? any_native_ : any_software_) = true;
+    // Order needs watching only where native atomics may not keep it: a
+    // provider that lacks a required order (or keeps it only up to a size),
+    // or native and software dtypes side by side on overlapping memory.
+    track_order_ = any_native_ && (!rule_.native_always_ordered() || any_software_);
+    remote_regions_.resize(static_cast<std::size_t>(nranks_));
+    remote_stale_.assign(static_cast<std::size_t>(nranks_), 1);
     // No rank may target this window before every rank has filled in its
     // peer table: the handlers read it.
     group_->barrier();
@@ -247,8 +286,14 @@ class Window::Impl final : public detail::MessageSink {
   // Local teardown, safe to call twice.
   void release() {
     if (freed_.exchange(true)) return;
+    if (hook_) {
+      std::lock_guard lk(hook_->mutex);
+      hook_->impl = nullptr;
+    }
     if (endpoint_ && id_) endpoint_->detach(id_);
     region_.reset();
+    std::lock_guard lk(regions_mutex_);
+    attached_mrs_.clear();
   }
 
   // ---- validation ----------------------------------------------------------
@@ -282,8 +327,13 @@ class Window::Impl final : public detail::MessageSink {
   void access(int target) {
     check_live();
     check_rank(target);
-    std::lock_guard lk(epoch_mutex_);
-    epochs_.check_access(target);
+    bool await_post;
+    {
+      std::lock_guard lk(epoch_mutex_);
+      epochs_.check_access(target);
+      await_post = epochs_.started() && !start_consumed_[target];
+    }
+    if (await_post) consume_post(target);
   }
 
   // ---- completion ----------------------------------------------------------
@@ -349,6 +399,7 @@ class Window::Impl final : public detail::MessageSink {
   void flush(int target) {
     check_live();
     check_rank(target);
+    release_held(target);
     // This rank too: its native atomics on its own memory go through the
     // provider (software ones and local puts complete at once and are not
     // counted).
@@ -359,6 +410,7 @@ class Window::Impl final : public detail::MessageSink {
 
   void flush_all() {
     check_live();
+    release_held(-1);
     std::vector<detail::InFlight::Token> cuts(static_cast<std::size_t>(nranks_));
     for (int r = 0; r < nranks_; ++r) cuts[r] = in_flight_.cut(r);
     endpoint_->progress().wait([&] {
@@ -369,35 +421,131 @@ class Window::Impl final : public detail::MessageSink {
     raise_if_failed();
   }
 
+  // ---- nasty mode ----------------------------------------------------------
+
+  // What a Request reaches its window through; cut when the window goes.
+  struct Hook {
+    std::mutex mutex;
+    Impl* impl = nullptr;
+  };
+
+  // Issues `post` now, or, in nasty mode, holds it until the operation
+  // must complete. A held operation counts against its request so Wait
+  // and Test see it.
+  template <class Post>
+  void issue(int target, bool accumulate, const detail::Access& access,
+             const std::shared_ptr<detail::RequestState>& request, Post&& post) {
+    if (!nasty_) return post();
+    if (request) {
+      request->pending.fetch_add(1, std::memory_order_relaxed);
+      if (!request->release_held)
+        request->release_held = [hook = hook_, target] {
+          std::lock_guard lk(hook->mutex);
+          if (hook->impl) hook->impl->release_held(target);
+        };
+    }
+    nasty_->hold({target, std::this_thread::get_id(), accumulate, access,
+                  [post = std::function<void()>(std::forward<Post>(post)), request] {
+                    try {
+                      post();
+                    } catch (const std::exception& e) {
+                      if (request) request->complete(e.what());
+                      throw;
+                    }
+                    if (request) request->complete(nullptr);
+                  }});
+  }
+
+  // Nasty mode: issue the held operations to `target` (every target when
+  // negative) in a random legal order, each complete before the next, so
+  // the order chosen is the order they take effect.
+  void release_held(int target) {
+    if (!nasty_) return;
+    std::exception_ptr first;
+    for (auto& op : nasty_->release(target, rule_)) {
+      try {
+        op.post();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+        continue;
+      }
+      const auto cut = in_flight_.cut(op.target);
+      endpoint_->progress().wait([&] { return in_flight_.drained(op.target, cut); });
+    }
+    if (first) std::rethrow_exception(first);
+  }
+
   // ---- operations ----------------------------------------------------------
 
-  void put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp) {
+  // Where an operation lands: the provider's handle for the memory and the
+  // offset in it, and the position in the target's address space that
+  // ordering and the target's checks use (window offset, or the absolute
+  // address on a dynamic window).
+  struct Where {
+    detail::RemoteRegion region;
+    std::uint64_t offset = 0;
+    std::uint64_t at = 0;
+  };
+
+  Where locate(int target, std::int64_t disp, std::size_t bytes) {
+    if (flavor_ != Flavor::Dynamic) {
+      const auto off = target_offset(target, disp, bytes);
+      return {peers_[target].region, off, off};
+    }
+    const auto addr = static_cast<std::uint64_t>(disp);
+    if (target == rank_) {
+      std::lock_guard lk(regions_mutex_);
+      if (const auto* r = local_regions_.find(addr, bytes)) return {r->remote, addr - r->base, addr};
+    } else {
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        if (attempt == 1 || remote_stale_[target]) refresh_regions(target);
+        std::lock_guard lk(regions_mutex_);
+        if (const auto* r = remote_regions_[target].find(addr, bytes)) return {r->remote, addr - r->base, addr};
+      }
+    }
+    raise(ErrorCategory::Bounds, "target range out of window: address " + std::to_string(addr) + " + " +
+                                     std::to_string(bytes) + " bytes is not inside a region rank " +
+                                     std::to_string(target) + " has attached to the dynamic window");
+  }
+
+  // The local memory of a checked position on this rank.
+  std::byte* local(std::uint64_t at) const {
+    return flavor_ == Flavor::Dynamic ? reinterpret_cast<std::byte*>(at) : base_ + at;
+  }
+
+  void put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp,
+           const std::shared_ptr<detail::RequestState>& request) {
     access(target);
     const std::size_t bytes = count * dtype_info(dtype).size;
-    const auto off = target_offset(target, disp, bytes);
+    const Where w = locate(target, disp, bytes);
     if (bytes == 0) return;
-    if (target == rank_) {
-      std::memmove(base_ + off, origin, bytes);
-      return;
-    }
-    const Peer& p = peers_[target];
-    submit(new RmaDone(this, target), [&](RmaDone* done) {
-      endpoint_->transport().write(p.addr, origin, bytes, p.region, off, done);
+    issue(target, false, {}, request, [=, this] {
+      if (target == rank_) {
+        std::memmove(local(w.at), origin, bytes);
+        return;
+      }
+      const Peer& p = peers_[target];
+      submit(new RmaDone(this, target, request), [&](RmaDone* done) {
+        endpoint_->transport().write(p.addr, origin, bytes, w.region, w.offset, done);
+      });
     });
   }
 
-  void get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp) {
+  void get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp,
+           const std::shared_ptr<detail::RequestState>& request) {
     access(target);
     const std::size_t bytes = count * dtype_info(dtype).size;
-    const auto off = target_offset(target, disp, bytes);
+    const Where w = locate(target, disp, bytes);
     if (bytes == 0) return;
-    if (target == rank_) {
-      std::memmove(result, base_ + off, bytes);
-      return;
-    }
-    const Peer& p = peers_[target];
-    submit(new RmaDone(this, target), [&](RmaDone* done) {
-      endpoint_->transport().read(p.addr, result, bytes, p.region, off, done);
+    issue(target, false, {}, request, [=, this] {
+      if (target == rank_) {
+        std::memmove(result, local(w.at), bytes);
+        return;
+      }
+      const Peer& p = peers_[target];
+      submit(new RmaDone(this, target, request), [&](RmaDone* done) {
+        endpoint_->transport().read(p.addr, result, bytes, w.region, w.offset, done);
+      });
     });
   }
 
@@ -422,19 +570,41 @@ class Window::Impl final : public detail::MessageSink {
       raise(ErrorCategory::Argument, "Rmw/Rmw2 need count >= 1");
     access(target);
     const std::size_t esize = dtype_info(dtype).size;
-    const auto off = target_offset(target, disp, count * esize);
+    const Where w = locate(target, disp, count * esize);
     if (count == 0) return;
-    if (plan_.path(dtype).native)
-      native_atomic(f, op, origin, origin2, result, count, dtype, target, off, request);
-    else
-      software_atomic(op, origin, origin2, result, count, dtype, target, off, request);
+    const bool native = plan_.path(dtype).native;
+    const detail::Access a{w.at, w.at + count * esize, result != nullptr, op != Op::NoOp,
+                           native ? detail::Channel::Native : detail::Channel::Messages};
+    issue(target, true, a, request, [=, this] {
+      if (native)
+        native_atomic(f, op, origin, origin2, result, count, dtype, target, w, a, request);
+      else
+        software_atomic(op, origin, origin2, result, count, dtype, target, w, a, request);
+    });
+  }
+
+  // accumulate_ordering where the transport does not keep it: wait until
+  // the earlier overlapping ops it must follow have completed.
+  void keep_order(int target, const detail::Access& a) {
+    if (!track_order_) return;
+    auto earlier = order_.before(rule_, target, a,
+                                 [&](detail::InFlight::Token t) { return in_flight_.pending(target, t); });
+    if (earlier.empty()) return;
+    endpoint_->progress().wait([&] {
+      for (auto t : earlier)
+        if (in_flight_.pending(target, t)) return false;
+      return true;
+    });
+  }
+  void note_order(int target, detail::InFlight::Token token, const detail::Access& a) {
+    if (track_order_) order_.record(target, token, a);
   }
 
   // The provider's atomics, for every rank including this one: a local
   // software update would not be atomic with the provider's.
   void native_atomic(Function f, Op op, const void* origin, const void* origin2, void* result,
-                     std::size_t count, Dtype dtype, int target, std::uint64_t off,
-                     const std::shared_ptr<detail::RequestState>& request) {
+                     std::size_t count, Dtype dtype, int target, const Where& w,
+                     const detail::Access& a, const std::shared_ptr<detail::RequestState>& request) {
     const auto kind = detail::AtomicPlan::kind_of(f, op);
     const Op nop = detail::AtomicPlan::native_op(op);
     const std::size_t esize = dtype_info(dtype).size;
@@ -456,24 +626,31 @@ class Window::Impl final : public detail::MessageSink {
     const Peer& p = peers_[target];
     for (std::size_t first = 0; first < count; first += chunk) {
       const std::size_t n = std::min(chunk, count - first);
+      detail::Access part = a;
+      part.lo = a.lo + first * esize;
+      part.hi = part.lo + n * esize;
+      keep_order(target, part);
       // libfabric's compare form takes (buf = value swapped in, compare =
       // comperand or mask); ours is (origin = comperand, origin2 = swap).
       const void* buf = kind == detail::AtomicKind::Compare ? at(origin2, first) : at(origin, first);
       const void* cmp = kind == detail::AtomicKind::Compare ? at(origin, first) : nullptr;
       void* res = result ? static_cast<std::byte*>(result) + first * esize : nullptr;
-      submit(new RmaDone(this, target, request, keep), [&](RmaDone* done) {
-        endpoint_->transport().atomic(p.addr, kind, nop, dtype, buf, cmp, res, n, p.region,
-                                      off + first * esize, done);
+      auto* done = new RmaDone(this, target, request, keep);
+      note_order(target, done->token, part);
+      submit(done, [&](RmaDone* d) {
+        endpoint_->transport().atomic(p.addr, kind, nop, dtype, buf, cmp, res, n, w.region,
+                                      w.offset + first * esize, d);
       });
     }
   }
 
   void software_atomic(Op op, const void* origin, const void* origin2, void* result,
-                       std::size_t count, Dtype dtype, int target, std::uint64_t off,
-                       const std::shared_ptr<detail::RequestState>& request) {
+                       std::size_t count, Dtype dtype, int target, const Where& w,
+                       const detail::Access& a, const std::shared_ptr<detail::RequestState>& request) {
+    keep_order(target, a);
     if (target == rank_) {
       std::lock_guard lk(atomic_mutex_);
-      kernels::apply(op, dtype, base_ + off, origin, origin2, result, count);
+      kernels::apply(op, dtype, local(w.at), origin, origin2, result, count);
       return;
     }
     // The target applies the op in its progress engine. Large vectors
@@ -497,9 +674,10 @@ class Window::Impl final : public detail::MessageSink {
       h.window = p.window;
       h.origin = static_cast<std::uint32_t>(rank_);
       h.count = static_cast<std::uint32_t>(n);
-      h.offset = off + first * esize;
+      h.offset = w.at + first * esize;
       auto* pending = new PendingAtomic(
           this, target, result ? static_cast<std::byte*>(result) + first * esize : nullptr, nbytes, request);
+      note_order(target, pending->token, a);
       h.token = reinterpret_cast<std::uint64_t>(pending);
       msg.resize(sizeof h + nbytes * static_cast<std::size_t>(operands));
       std::memcpy(msg.data(), &h, sizeof h);
@@ -541,6 +719,9 @@ class Window::Impl final : public detail::MessageSink {
 
   // ---- synchronisation -----------------------------------------------------
 
+  // MODE_NOSTORE, MODE_NOPUT and MODE_NOPRECEDE are hints onesided does
+  // not need (it flushes and synchronises anyway; nothing is cached), so
+  // they are safely ignored; MODE_NOSUCCEED ends fence epochs.
   void fence(unsigned assertion) {
     check_live();
     {
@@ -549,6 +730,7 @@ class Window::Impl final : public detail::MessageSink {
     }
     flush_all();
     group_->barrier();
+    mark_regions_stale();
   }
 
   void lock(int target, LockType type, unsigned assertion) {
@@ -560,6 +742,7 @@ class Window::Impl final : public detail::MessageSink {
       epochs_.on_lock(target);
       nocheck_[target] = nocheck;
     }
+    mark_regions_stale();
     if (!nocheck) acquire(target, type == LockType::Exclusive);
   }
 
@@ -584,6 +767,7 @@ class Window::Impl final : public detail::MessageSink {
       epochs_.on_lock_all();
       lock_all_nocheck_ = nocheck;
     }
+    mark_regions_stale();
     if (nocheck) return;
     // Ask every target at once, then wait for all grants.
     std::vector<std::atomic<int>> flags(static_cast<std::size_t>(nranks_));
@@ -612,6 +796,165 @@ class Window::Impl final : public detail::MessageSink {
         if (f.load(std::memory_order_acquire) == 0) return false;
       return true;
     });
+  }
+
+  // ---- active target (post/start/complete/wait) ---------------------------
+
+  std::vector<bool> group_mask(const std::vector<int>& ranks) const {
+    std::vector<bool> mask(static_cast<std::size_t>(nranks_), false);
+    for (int r : ranks) {
+      check_rank(r);
+      if (mask[r]) raise(ErrorCategory::Argument, "rank " + std::to_string(r) + " appears twice in the group");
+      mask[r] = true;
+    }
+    return mask;
+  }
+
+  void post(const std::vector<int>& ranks) {
+    check_live();
+    const auto mask = group_mask(ranks);
+    {
+      std::lock_guard lk(epoch_mutex_);
+      epochs_.on_post(mask);
+    }
+    // Local stores before Post are visible to the origins' RMA after it.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    endpoint_->progress().expect_traffic(+1);
+    for (int o = 0; o < nranks_; ++o) {
+      if (!mask[o]) continue;
+      if (o == rank_) posts_[o].fetch_add(1, std::memory_order_release);
+      else send_control(o, MsgKind::Post, 0, 0);
+    }
+  }
+
+  void start(const std::vector<int>& ranks) {
+    check_live();
+    const auto mask = group_mask(ranks);
+    std::lock_guard lk(epoch_mutex_);
+    epochs_.on_start(mask);
+    std::fill(start_consumed_.begin(), start_consumed_.end(), 0);
+    mark_regions_stale();
+  }
+
+  // Waits for `target`'s Post of this access epoch (Start does not block,
+  // so Start-before-Post patterns cannot deadlock).
+  void consume_post(int target) {
+    endpoint_->progress().wait([&] { return posts_[target].load(std::memory_order_acquire) > 0; });
+    std::lock_guard lk(epoch_mutex_);
+    if (start_consumed_[target]) return;
+    posts_[target].fetch_sub(1, std::memory_order_acq_rel);
+    start_consumed_[target] = 1;
+  }
+
+  void complete() {
+    check_live();
+    std::vector<bool> group;
+    {
+      std::lock_guard lk(epoch_mutex_);
+      if (!epochs_.started()) epochs_.on_complete();  // raises: no Start
+      group = epochs_.start_group();
+    }
+    for (int t = 0; t < nranks_; ++t) {
+      if (!group[t]) continue;
+      bool consumed;
+      {
+        std::lock_guard lk(epoch_mutex_);
+        consumed = start_consumed_[t];
+      }
+      if (!consumed) consume_post(t);
+      flush(t);
+      if (t == rank_) completes_[t].fetch_add(1, std::memory_order_release);
+      else send_control(t, MsgKind::Complete, 0, 0);
+    }
+    std::lock_guard lk(epoch_mutex_);
+    epochs_.on_complete();
+  }
+
+  bool completes_arrived(const std::vector<bool>& group) const {
+    for (int o = 0; o < nranks_; ++o)
+      if (group[o] && completes_[o].load(std::memory_order_acquire) == 0) return false;
+    return true;
+  }
+
+  void end_exposure(const std::vector<bool>& group) {
+    for (int o = 0; o < nranks_; ++o)
+      if (group[o]) completes_[o].fetch_sub(1, std::memory_order_acq_rel);
+    endpoint_->progress().expect_traffic(-1);
+    // The origins' updates are visible to local loads after Wait.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::lock_guard lk(epoch_mutex_);
+    epochs_.on_wait_done();
+  }
+
+  void wait() {
+    check_live();
+    std::vector<bool> group;
+    {
+      std::lock_guard lk(epoch_mutex_);
+      epochs_.check_wait();
+      group = epochs_.post_group();
+    }
+    endpoint_->progress().wait([&] { return completes_arrived(group); });
+    end_exposure(group);
+  }
+
+  bool test() {
+    check_live();
+    std::vector<bool> group;
+    {
+      std::lock_guard lk(epoch_mutex_);
+      epochs_.check_wait();
+      group = epochs_.post_group();
+    }
+    if (!completes_arrived(group)) endpoint_->progress().poll();
+    if (!completes_arrived(group)) return false;
+    end_exposure(group);
+    return true;
+  }
+
+  // ---- dynamic windows -----------------------------------------------------
+
+  void attach(void* base, std::size_t size) {
+    check_live();
+    if (flavor_ != Flavor::Dynamic) raise(ErrorCategory::Argument, "Attach needs a window made by Create_dynamic");
+    if (!base && size) raise(ErrorCategory::Argument, "Attach: memory is null");
+    auto mr = endpoint_->transport().register_region(base, size);
+    const auto addr = reinterpret_cast<std::uint64_t>(base);
+    std::lock_guard lk(regions_mutex_);
+    local_regions_.add({addr, size, mr->remote()});
+    attached_mrs_[addr] = std::move(mr);
+  }
+
+  void detach(const void* base) {
+    check_live();
+    if (flavor_ != Flavor::Dynamic) raise(ErrorCategory::Argument, "Detach needs a window made by Create_dynamic");
+    const auto addr = reinterpret_cast<std::uint64_t>(base);
+    std::lock_guard lk(regions_mutex_);
+    if (!local_regions_.remove(addr))
+      raise(ErrorCategory::Argument, "Detach: this memory is not attached to the window");
+    attached_mrs_.erase(addr);
+  }
+
+  void mark_regions_stale() {
+    if (flavor_ != Flavor::Dynamic) return;
+    std::lock_guard lk(regions_mutex_);
+    std::fill(remote_stale_.begin(), remote_stale_.end(), 1);
+  }
+
+  struct RegionsReply {
+    std::atomic<int> done{0};
+    std::string bytes;
+  };
+
+  // Asks `target` for its attached regions (a round trip to its progress engine).
+  void refresh_regions(int target) {
+    RegionsReply reply;
+    send_control(target, MsgKind::Regions, 0, reinterpret_cast<std::uint64_t>(&reply));
+    endpoint_->progress().wait([&] { return reply.done.load(std::memory_order_acquire) != 0; });
+    auto table = detail::RegionTable::from_bytes(reply.bytes);
+    std::lock_guard lk(regions_mutex_);
+    remote_regions_[target] = std::move(table);
+    remote_stale_[target] = 0;
   }
 
   void free() {
@@ -726,7 +1069,44 @@ class Window::Impl final : public detail::MessageSink {
       case MsgKind::UnlockDone:
         reinterpret_cast<std::atomic<int>*>(h.token)->store(1, std::memory_order_release);
         return;
+      case MsgKind::Post:
+        posts_[origin].fetch_add(1, std::memory_order_release);
+        return;
+      case MsgKind::Complete:
+        completes_[origin].fetch_add(1, std::memory_order_release);
+        return;
+      case MsgKind::Regions: {
+        std::string table;
+        {
+          std::lock_guard lk(regions_mutex_);
+          table = local_regions_.bytes();
+        }
+        Header r{};
+        r.kind = MsgKind::RegionsReply;
+        r.window = peers_[origin].window;
+        r.origin = static_cast<std::uint32_t>(rank_);
+        r.token = h.token;
+        std::string msg(reinterpret_cast<const char*>(&r), sizeof r);
+        msg += table;
+        endpoint_->transport().send(peers_[origin].addr, msg.data(), msg.size());
+        return;
+      }
+      case MsgKind::RegionsReply: {
+        auto* reply = reinterpret_cast<RegionsReply*>(h.token);
+        reply->bytes.assign(reinterpret_cast<const char*>(payload), len);
+        reply->done.store(1, std::memory_order_release);
+        return;
+      }
     }
+  }
+
+  // Whether [at, at + bytes) is this rank's window memory.
+  bool inside(std::uint64_t at, std::size_t bytes) {
+    if (flavor_ == Flavor::Dynamic) {
+      std::lock_guard lk(regions_mutex_);
+      return local_regions_.find(at, bytes) != nullptr;
+    }
+    return at <= size_ && bytes <= size_ - at;
   }
 
   void apply_atomic(const Header& h, const std::byte* payload, std::size_t len) {
@@ -745,11 +1125,11 @@ class Window::Impl final : public detail::MessageSink {
     std::string error;
     if (!known || len < bytes * static_cast<std::size_t>(operands) || !op_applies(h.op, h.dtype))
       error = "malformed atomic request";
-    else if (h.offset > size_ || bytes > size_ - h.offset)
+    else if (!inside(h.offset, bytes))
       error = "target range outside the window (checked at the target)";
     if (error.empty()) {
       std::lock_guard lk(atomic_mutex_);
-      kernels::apply(h.op, h.dtype, base_ + h.offset, payload, payload + bytes,
+      kernels::apply(h.op, h.dtype, local(h.offset), payload, payload + bytes,
                      (h.flags & detail::kFetch) ? reply.data() + sizeof(Header) : nullptr, h.count);
     } else {
       r.flags = detail::kFailed;
@@ -771,6 +1151,7 @@ class Window::Impl final : public detail::MessageSink {
   int disp_unit_;
   Flavor flavor_;
   std::unique_ptr<std::byte[]> owned_;
+  std::shared_ptr<detail::SharedSegment> shared_;  // Allocate_shared's memory
   std::string provider_;
   std::shared_ptr<detail::Endpoint> endpoint_;
   std::unique_ptr<detail::LocalRegion> region_;
@@ -798,6 +1179,29 @@ class Window::Impl final : public detail::MessageSink {
   detail::AtomicPlan plan_;
   std::string software_only_;  // non-empty: the window was asked not to go native
   bool lock_all_nocheck_ = false;  // guarded by epoch_mutex_
+
+  // accumulate_ordering beyond what the transport keeps.
+  detail::OrderRule rule_;
+  detail::OrderTracker order_;
+  bool track_order_ = false, any_native_ = false, any_software_ = false;
+
+  // Nasty mode (null when off).
+  std::unique_ptr<detail::NastyQueue> nasty_;
+  std::shared_ptr<Hook> hook_;
+
+  // Active target: Posts and Completes received from each rank, not yet
+  // matched; which targets' Posts the open access epoch has matched
+  // (guarded by epoch_mutex_).
+  std::unique_ptr<std::atomic<int>[]> posts_, completes_;
+  std::vector<std::uint8_t> start_consumed_;
+
+  // Dynamic windows: this rank's attached regions and the origin-side
+  // copies of every target's (refreshed at epoch starts and on a miss).
+  std::mutex regions_mutex_;
+  detail::RegionTable local_regions_;
+  std::map<std::uint64_t, std::unique_ptr<detail::LocalRegion>> attached_mrs_;
+  std::vector<detail::RegionTable> remote_regions_;
+  std::vector<std::uint8_t> remote_stale_;
 };
 
 // ---- Window forwarding -------------------------------------------------------
@@ -822,16 +1226,53 @@ std::unique_ptr<Window> Window::allocate(std::size_t size, int disp_unit, const 
       base, size, disp_unit, info, std::move(group), Flavor::Allocate, std::move(memory))));
 }
 
+std::unique_ptr<Window> Window::allocate_shared(std::size_t size, int disp_unit, const Info& info,
+                                                std::shared_ptr<Bootstrap> group) {
+  if (!group) raise(ErrorCategory::Argument, "a window needs a group (Bootstrap)");
+  const auto key = info.find("alloc_shared_noncontig");
+  const bool noncontig = key != info.end() && key->second == "true";
+  auto segment = detail::SharedSegment::create(*group, size, noncontig);
+  void* base = segment->base(group->rank());
+  return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
+      base, size, disp_unit, info, std::move(group), Flavor::Shared, nullptr, std::move(segment))));
+}
+
+std::unique_ptr<Window> Window::create_dynamic(const Info& info, std::shared_ptr<Bootstrap> group) {
+  if (!group) raise(ErrorCategory::Argument, "a window needs a group (Bootstrap)");
+  return std::unique_ptr<Window>(
+      new Window(std::make_unique<Impl>(nullptr, 0, 1, info, std::move(group), Flavor::Dynamic, nullptr)));
+}
+
+SharedMemory Window::shared_query(int rank) const {
+  const auto& seg = impl_->shared_;
+  if (!seg) raise(ErrorCategory::Argument, "Shared_query needs a window made by Allocate_shared");
+  if (rank == kProcNull) {
+    rank = 0;
+    for (int r = 0; r < impl_->nranks_; ++r)
+      if (seg->size(r) > 0) {
+        rank = r;
+        break;
+      }
+  }
+  impl_->check_rank(rank);
+  return {seg->base(rank), seg->size(rank), impl_->peers_[rank].disp_unit};
+}
+
+void Window::attach(void* base, std::size_t size) { impl_->attach(base, size); }
+void Window::detach(const void* base) { impl_->detach(base); }
+
 void* Window::base() const { return impl_->base_; }
 std::size_t Window::size() const { return impl_->size_; }
 int Window::disp_unit() const { return impl_->disp_unit_; }
 int Window::rank() const { return impl_->rank_; }
 int Window::group_size() const { return impl_->nranks_; }
 Flavor Window::flavor() const { return impl_->flavor_; }
-// Every provider onesided opens writes straight into the exposed memory
-// (there is no separate public copy), so loads see RMA updates without
-// extra calls once the epoch that completes them is over.
-Model Window::model() const { return Model::Unified; }
+// Shared windows are plain shared memory; the providers onesided knows
+// write straight into the exposed memory (see unified_provider).
+Model Window::model() const {
+  return impl_->flavor_ == Flavor::Shared || unified_provider(impl_->provider_) ? Model::Unified
+                                                                                : Model::Separate;
+}
 const std::string& Window::provider() const { return impl_->provider_; }
 std::size_t Window::size_of(int target) const {
   impl_->check_rank(target);
@@ -852,7 +1293,9 @@ Info Window::info() const {
       {"atomics", native == 0 ? "software"
                   : native == static_cast<int>(kNumDtypes) ? "native"
                                                            : "mixed (per dtype, see win.atomics)"},
-      {"memory_model", "unified"},
+      {"memory_model", model() == Model::Unified ? "unified" : "separate"},
+      {"onesided_ordering", impl_->rule_.describe(impl_->any_native_, impl_->any_software_)},
+      {"onesided_nasty", impl_->nasty_ ? "seed " + std::to_string(impl_->nasty_->seed()) : "off"},
   };
 }
 
@@ -862,11 +1305,23 @@ std::size_t Window::native_count(Function f, Op op, Dtype dtype) const {
   return impl_->plan_.native_count(f, op, dtype);
 }
 
-void Window::put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp) {
-  impl_->put(origin, count, dtype, target, disp);
+namespace {
+std::shared_ptr<detail::RequestState> state_for(Request* request) {
+  return request ? std::make_shared<detail::RequestState>() : nullptr;
 }
-void Window::get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp) {
-  impl_->get(result, count, dtype, target, disp);
+}  // namespace
+
+void Window::put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp,
+                 Request* request) {
+  auto state = state_for(request);
+  impl_->put(origin, count, dtype, target, disp, state);
+  if (request) *request = Request(state, impl_->endpoint_);
+}
+void Window::get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp,
+                 Request* request) {
+  auto state = state_for(request);
+  impl_->get(result, count, dtype, target, disp, state);
+  if (request) *request = Request(state, impl_->endpoint_);
 }
 
 namespace {
@@ -884,14 +1339,18 @@ void check_admits(Function f, Op op) {
 }  // namespace
 
 void Window::accumulate(const void* origin, std::size_t count, Dtype dtype, int target,
-                        std::int64_t disp, Op op) {
+                        std::int64_t disp, Op op, Request* request) {
   check_admits(Function::Accumulate, op);
-  impl_->atomic(Function::Accumulate, op, origin, nullptr, nullptr, count, dtype, target, disp, nullptr);
+  auto state = state_for(request);
+  impl_->atomic(Function::Accumulate, op, origin, nullptr, nullptr, count, dtype, target, disp, state);
+  if (request) *request = Request(state, impl_->endpoint_);
 }
 void Window::get_accumulate(const void* origin, void* result, std::size_t count, Dtype dtype,
-                            int target, std::int64_t disp, Op op) {
+                            int target, std::int64_t disp, Op op, Request* request) {
   check_admits(Function::GetAccumulate, op);
-  impl_->atomic(Function::GetAccumulate, op, origin, nullptr, result, count, dtype, target, disp, nullptr);
+  auto state = state_for(request);
+  impl_->atomic(Function::GetAccumulate, op, origin, nullptr, result, count, dtype, target, disp, state);
+  if (request) *request = Request(state, impl_->endpoint_);
 }
 void Window::fetch_and_op(const void* origin, void* result, Dtype dtype, int target,
                           std::int64_t disp, Op op) {
@@ -909,7 +1368,7 @@ void Window::compare_and_swap(const void* origin, const void* compare, void* res
 void Window::rmw(Op op, const void* origin, void* result, std::size_t count, Dtype dtype, int target,
                  std::int64_t disp, unsigned assertion, Request* request) {
   check_admits(Function::Rmw, op);
-  auto state = request ? std::make_shared<detail::RequestState>() : nullptr;
+  auto state = state_for(request);
   impl_->maybe_implicit_epoch(target, assertion, [&] {
     impl_->atomic(Function::Rmw, op, origin, nullptr, result, count, dtype, target, disp, state);
   });
@@ -918,7 +1377,7 @@ void Window::rmw(Op op, const void* origin, void* result, std::size_t count, Dty
 void Window::rmw2(Op op, const void* origin, const void* origin2, void* result, std::size_t count,
                   Dtype dtype, int target, std::int64_t disp, unsigned assertion, Request* request) {
   check_admits(Function::Rmw2, op);
-  auto state = request ? std::make_shared<detail::RequestState>() : nullptr;
+  auto state = state_for(request);
   impl_->maybe_implicit_epoch(target, assertion, [&] {
     impl_->atomic(Function::Rmw2, op, origin, origin2, result, count, dtype, target, disp, state);
   });
@@ -928,6 +1387,7 @@ void Window::rmw2(Op op, const void* origin, const void* origin2, void* result, 
 void Request::wait() {
   if (!state_) return;
   auto& s = *state_;
+  if (s.release_held) s.release_held();
   endpoint_->progress().wait([&] { return s.pending.load(std::memory_order_acquire) == 0; });
   if (s.failed) {
     std::lock_guard lk(s.mutex);
@@ -937,6 +1397,7 @@ void Request::wait() {
 
 bool Request::test() {
   if (!state_) return true;
+  if (state_->release_held) state_->release_held();
   if (state_->pending.load(std::memory_order_acquire) != 0) endpoint_->progress().poll();
   if (state_->pending.load(std::memory_order_acquire) != 0) return false;
   wait();  // raises if it failed
@@ -954,6 +1415,11 @@ void Window::flush_all() { impl_->flush_all(); }
 void Window::flush_local(int target) { impl_->flush(target); }
 void Window::flush_local_all() { impl_->flush_all(); }
 void Window::sync() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+void Window::post(const std::vector<int>& group, unsigned) { impl_->post(group); }
+void Window::start(const std::vector<int>& group, unsigned) { impl_->start(group); }
+void Window::complete() { impl_->complete(); }
+void Window::wait() { impl_->wait(); }
+bool Window::test() { return impl_->test(); }
 void Window::free() { impl_->free(); }
 
 }  // namespace onesided

@@ -20,7 +20,6 @@ NativeTable everything_native() {
   return t;
 }
 
-constexpr AtomicOrder kAllOrders{true, true, true, true};
 
 }  // namespace
 
@@ -52,13 +51,13 @@ TEST(Ordering, ParsesSubsetsInAnyOrderAndNone) {
 TEST(AtomicPlan, OneMissingDeclaredOpSendsTheWholeDtypeToSoftware) {
   NativeTable t = everything_native();
   t.set(AtomicKind::Fetch, Op::Max, Dtype::Float64, 0);
-  AtomicPlan all(OpSet::all(), Ordering{}, t, t, kAllOrders, "prov", "");
+  AtomicPlan all(OpSet::all(), t, t, "prov", "");
   EXPECT_TRUE(all.path(Dtype::Int64).native);
   EXPECT_FALSE(all.path(Dtype::Float64).native);
   EXPECT_NE(all.path(Dtype::Float64).reason.find(":max for float64"), std::string::npos)
       << all.path(Dtype::Float64).reason;
   // Declaring only what the program uses brings float64 back to native.
-  AtomicPlan sum(OpSet::parse("fetch_and_op:sum"), Ordering{}, t, t, kAllOrders, "prov", "");
+  AtomicPlan sum(OpSet::parse("fetch_and_op:sum"), t, t, "prov", "");
   EXPECT_TRUE(sum.path(Dtype::Float64).native);
   // ... and dtypes no declared op applies to are reported as such.
   EXPECT_FALSE(sum.path(Dtype::Bool).native);
@@ -68,28 +67,26 @@ TEST(AtomicPlan, OneMissingDeclaredOpSendsTheWholeDtypeToSoftware) {
 TEST(AtomicPlan, EveryRankMustHaveIt) {
   NativeTable local = everything_native(), everywhere = local;
   everywhere.set(AtomicKind::Compare, Op::CswapEq, Dtype::Int32, 0);
-  AtomicPlan p(OpSet::all(), Ordering{}, local, everywhere, kAllOrders, "prov", "");
+  AtomicPlan p(OpSet::all(), local, everywhere, "prov", "");
   EXPECT_FALSE(p.path(Dtype::Int32).native);
   EXPECT_NE(p.path(Dtype::Int32).reason.find("at every rank"), std::string::npos);
   EXPECT_TRUE(p.path(Dtype::Int64).native);
 }
 
-TEST(AtomicPlan, MissingAtomicOrderOnlyMattersWhenRequired) {
+TEST(AtomicPlan, MissingAtomicOrderKeepsTheDtypeNative) {
+  // Orders the provider lacks are kept by waiting (OrderRule), not by
+  // sending the dtype to software.
   const NativeTable t = everything_native();
-  const AtomicOrder no_war{true, true, false, true};
-  AtomicPlan strict(OpSet::all(), Ordering{}, t, t, no_war, "prov", "");
-  EXPECT_FALSE(strict.path(Dtype::Int64).native);
-  EXPECT_NE(strict.path(Dtype::Int64).reason.find("FI_ORDER_ATOMIC_WAR"), std::string::npos);
-  AtomicPlan relaxed(OpSet::all(), Ordering::parse("rar,raw,waw"), t, t, no_war, "prov", "");
-  EXPECT_TRUE(relaxed.path(Dtype::Int64).native);
+  AtomicPlan strict(OpSet::all(), t, t, "prov", "");
+  EXPECT_TRUE(strict.path(Dtype::Int64).native);
 }
 
 TEST(AtomicPlan, IncRunsAsNativeSumAndUnavailableProvidersGoSoftware) {
   NativeTable t = everything_native();
   t.set(AtomicKind::Fetch, Op::Inc, Dtype::Int64, 0);  // never probed: INC is SUM with ones
-  AtomicPlan p(OpSet::parse("rmw:inc"), Ordering{}, t, t, kAllOrders, "prov", "");
+  AtomicPlan p(OpSet::parse("rmw:inc"), t, t, "prov", "");
   EXPECT_TRUE(p.path(Dtype::Int64).native);
-  AtomicPlan off(OpSet::all(), Ordering{}, t, t, kAllOrders, "prov", "no atomics here");
+  AtomicPlan off(OpSet::all(), t, t, "prov", "no atomics here");
   EXPECT_FALSE(off.path(Dtype::Int64).native);
   EXPECT_EQ(off.path(Dtype::Int64).reason, "no atomics here");
 }

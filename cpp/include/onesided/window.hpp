@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "onesided/bootstrap.hpp"
 #include "onesided/request.hpp"
@@ -45,6 +46,15 @@ inline constexpr unsigned kPassiveEpochImplicit = 1u << 20;
 
 using Info = std::map<std::string, std::string>;
 
+// shared_query(kProcNull): the first rank whose segment is not empty.
+inline constexpr int kProcNull = -1;
+
+struct SharedMemory {
+  void* base = nullptr;
+  std::size_t size = 0;
+  int disp_unit = 1;
+};
+
 class Window {
  public:
   // Collective over `group`. Exposes [base, base + size) of the caller's
@@ -59,6 +69,14 @@ class Window {
   // Collective: as create(), over `size` zeroed bytes the window owns.
   static std::unique_ptr<Window> allocate(std::size_t size, int disp_unit, const Info& info,
                                           std::shared_ptr<Bootstrap> group);
+  // Collective, every rank of `group` on one host: as allocate(), but the
+  // memory of every rank is mapped by every rank (shared_query). Segments
+  // are contiguous in rank order unless info alloc_shared_noncontig=true.
+  static std::unique_ptr<Window> allocate_shared(std::size_t size, int disp_unit, const Info& info,
+                                                 std::shared_ptr<Bootstrap> group);
+  // Collective: a window with no memory until attach(). Targets are then
+  // absolute addresses (disp_unit 1) inside a region the target attached.
+  static std::unique_ptr<Window> create_dynamic(const Info& info, std::shared_ptr<Bootstrap> group);
   ~Window();
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
@@ -76,17 +94,28 @@ class Window {
   std::size_t size_of(int target) const;
   int disp_unit_of(int target) const;
 
-  // Data movement. `disp` counts the target's displacement units.
-  void put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp);
-  void get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp);
+  // An allocate_shared window: `rank`'s segment, for direct loads and stores.
+  SharedMemory shared_query(int rank) const;
+  // A dynamic window: expose [base, base + size) (local, not collective);
+  // detach(base) withdraws it. Origins see an attach at their next epoch
+  // start (lock, lock_all, fence, start) or on their first miss.
+  void attach(void* base, std::size_t size);
+  void detach(const void* base);
+
+  // Data movement. `disp` counts the target's displacement units. A
+  // non-null `request` is set to a Request for the operation.
+  void put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp,
+           Request* request = nullptr);
+  void get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp,
+           Request* request = nullptr);
 
   // The accumulate family. Each element is updated atomically: result (if
   // not null) receives the old target values, then target = op(target, ...).
   // Ops are checked against the window's declared accumulate_ops.
   void accumulate(const void* origin, std::size_t count, Dtype dtype, int target,
-                  std::int64_t disp, Op op);
+                  std::int64_t disp, Op op, Request* request = nullptr);
   void get_accumulate(const void* origin, void* result, std::size_t count, Dtype dtype,
-                      int target, std::int64_t disp, Op op);
+                      int target, std::int64_t disp, Op op, Request* request = nullptr);
   void fetch_and_op(const void* origin, void* result, Dtype dtype, int target, std::int64_t disp,
                     Op op);
   void compare_and_swap(const void* origin, const void* compare, void* result, Dtype dtype,
@@ -122,6 +151,16 @@ class Window {
   void flush_local(int target);
   void flush_local_all();
   void sync();
+  // Active-target synchronisation (post/start/complete/wait). start() does
+  // not block: an operation to a target waits for that target's post().
+  // complete() returns once every operation of the access epoch is complete
+  // at its target; wait() once every origin of the post group completed;
+  // test() is wait() without blocking.
+  void post(const std::vector<int>& group, unsigned assertion = 0);
+  void start(const std::vector<int>& group, unsigned assertion = 0);
+  void complete();
+  void wait();
+  bool test();
   // Collective: completes everything, then releases the window. Calls after
   // free() raise.
   void free();

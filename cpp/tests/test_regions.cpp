@@ -1,0 +1,35 @@
+// The attached-region table of dynamic windows.
+#include <gtest/gtest.h>
+
+#include "onesided/error.hpp"
+#include "region_table.hpp"
+
+using namespace onesided;
+using namespace onesided::detail;
+
+TEST(RegionTable, FindsOnlyRangesInsideOneRegion) {
+  RegionTable t;
+  t.add({1000, 100, {1000, 7}});
+  t.add({2000, 50, {0, 8}});
+  ASSERT_NE(t.find(1000, 100), nullptr);
+  EXPECT_EQ(t.find(1050, 8)->remote.key, 7u);
+  EXPECT_EQ(t.find(2000, 50)->remote.key, 8u);
+  EXPECT_EQ(t.find(1096, 8), nullptr);   // straddles the end
+  EXPECT_EQ(t.find(999, 2), nullptr);    // starts before
+  EXPECT_EQ(t.find(1500, 1), nullptr);   // between regions
+  EXPECT_EQ(t.find(2049, UINT64_MAX), nullptr);  // no overflow
+}
+
+TEST(RegionTable, RejectsOverlapsAndRoundTrips) {
+  RegionTable t;
+  t.add({1000, 100, {}});
+  EXPECT_THROW(t.add({1099, 10, {}}), Error);
+  EXPECT_THROW(t.add({950, 51, {}}), Error);
+  t.add({1100, 10, {}});
+  auto copy = RegionTable::from_bytes(t.bytes());
+  EXPECT_EQ(copy.size(), 2u);
+  EXPECT_NE(copy.find(1105, 5), nullptr);
+  EXPECT_TRUE(t.remove(1000));
+  EXPECT_FALSE(t.remove(1000));
+  EXPECT_EQ(t.find(1000, 1), nullptr);
+}
