@@ -1,6 +1,7 @@
 // Thin bindings for onesided::Window. Argument parsing (buffer specs, target
 // tuples, mpi4py constants) happens in python/onesided/_window.py; here we
 // only extract pointers, check sizes, and release the GIL around blocking calls.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -58,7 +59,13 @@ void register_window(py::module_& m) {
   // The Python Window subclasses this class, so the window itself exports
   // its memory through the buffer protocol (np.frombuffer(win, ...)).
   py::class_<Window>(m, "Window", py::buffer_protocol())
+      // `memory`: the buffer to expose (Create, Allocate), the size in bytes
+      // (Allocate_shared), or None (Create_dynamic).
       .def(py::init([](py::object memory, int disp_unit, const Info& info, py::object comm, int flavor) {
+             auto group = std::make_shared<PyBootstrap>(std::move(comm));
+             if (flavor == static_cast<int>(Flavor::Shared))
+               return Window::allocate_shared(memory.cast<std::size_t>(), disp_unit, info, std::move(group));
+             if (flavor == static_cast<int>(Flavor::Dynamic)) return Window::create_dynamic(info, std::move(group));
              Py_buffer view;
              if (PyObject_GetBuffer(memory.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) {
                PyErr_Clear();
@@ -67,9 +74,7 @@ void register_window(py::module_& m) {
              void* base = view.buf;
              const auto size = static_cast<std::size_t>(view.len);
              PyBuffer_Release(&view);
-             return Window::create(base, size, disp_unit, info,
-                                   std::make_shared<PyBootstrap>(std::move(comm)),
-                                   static_cast<Flavor>(flavor));
+             return Window::create(base, size, disp_unit, info, std::move(group), static_cast<Flavor>(flavor));
            }),
            py::arg("memory"), py::arg("disp_unit"), py::arg("info"), py::arg("comm"), py::arg("flavor"),
            py::keep_alive<1, 2>())
@@ -88,27 +93,82 @@ void register_window(py::module_& m) {
       .def("_info", &Window::info)
       .def("_size_of", &Window::size_of)
       .def("_disp_unit_of", &Window::disp_unit_of)
-      .def("_put",
-           [](Window& w, py::handle origin, std::size_t count, int dtype, int target, std::int64_t disp) {
-             w.put(buffer_ptr(origin, nbytes(count, dtype), false, "origin"), count, to_dtype(dtype), target, disp);
+      // The R* forms pass want_request and get a Request back (else None).
+      .def(
+          "_put",
+          [](Window& w, py::handle origin, std::size_t count, int dtype, int target, std::int64_t disp,
+             bool want_request) -> py::object {
+            Request req;
+            w.put(buffer_ptr(origin, nbytes(count, dtype), false, "origin"), count, to_dtype(dtype), target, disp,
+                  want_request ? &req : nullptr);
+            return want_request ? py::cast(req) : py::none();
+          },
+          py::arg("origin"), py::arg("count"), py::arg("dtype"), py::arg("target"), py::arg("disp"),
+          py::arg("want_request") = false)
+      .def(
+          "_get",
+          [](Window& w, py::handle result, std::size_t count, int dtype, int target, std::int64_t disp,
+             bool want_request) -> py::object {
+            Request req;
+            w.get(buffer_ptr(result, nbytes(count, dtype), true, "result"), count, to_dtype(dtype), target, disp,
+                  want_request ? &req : nullptr);
+            return want_request ? py::cast(req) : py::none();
+          },
+          py::arg("result"), py::arg("count"), py::arg("dtype"), py::arg("target"), py::arg("disp"),
+          py::arg("want_request") = false)
+      .def(
+          "_accumulate",
+          [](Window& w, py::handle origin, std::size_t count, int dtype, int target, std::int64_t disp, int op,
+             bool want_request) -> py::object {
+            Request req;
+            w.accumulate(buffer_ptr(origin, nbytes(count, dtype), false, "origin"), count, to_dtype(dtype),
+                         target, disp, to_op(op), want_request ? &req : nullptr);
+            return want_request ? py::cast(req) : py::none();
+          },
+          py::arg("origin"), py::arg("count"), py::arg("dtype"), py::arg("target"), py::arg("disp"),
+          py::arg("op"), py::arg("want_request") = false)
+      .def(
+          "_get_accumulate",
+          [](Window& w, py::handle origin, py::handle result, std::size_t count, int dtype, int target,
+             std::int64_t disp, int op, bool want_request) -> py::object {
+            const std::size_t n = nbytes(count, dtype);
+            const void* o = op == static_cast<int>(Op::NoOp) ? nullptr : buffer_ptr(origin, n, false, "origin");
+            Request req;
+            w.get_accumulate(o, buffer_ptr(result, n, true, "result"), count, to_dtype(dtype), target, disp,
+                             to_op(op), want_request ? &req : nullptr);
+            return want_request ? py::cast(req) : py::none();
+          },
+          py::arg("origin"), py::arg("result"), py::arg("count"), py::arg("dtype"), py::arg("target"),
+          py::arg("disp"), py::arg("op"), py::arg("want_request") = false)
+      .def("_shared_query",
+           [](const Window& w, int rank) {
+             SharedMemory m = w.shared_query(rank);
+             // The array owns a reference to the mapping, so views of it
+             // stay valid even after the window is freed.
+             auto* owner = new std::shared_ptr<void>(m.mapping);
+             py::capsule keep(owner, [](void* p) { delete static_cast<std::shared_ptr<void>*>(p); });
+             py::array_t<std::uint8_t> bytes({static_cast<py::ssize_t>(m.size)}, {py::ssize_t{1}},
+                                             static_cast<std::uint8_t*>(m.base), keep);
+             return py::make_tuple(bytes, m.disp_unit);
            })
-      .def("_get",
-           [](Window& w, py::handle result, std::size_t count, int dtype, int target, std::int64_t disp) {
-             w.get(buffer_ptr(result, nbytes(count, dtype), true, "result"), count, to_dtype(dtype), target, disp);
+      .def("_attach",
+           [](Window& w, py::handle memory) {
+             Py_buffer view;
+             if (PyObject_GetBuffer(memory.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) {
+               PyErr_Clear();
+               raise(ErrorCategory::Argument, "Attach: memory must be a writable C-contiguous buffer");
+             }
+             void* base = view.buf;
+             const auto size = static_cast<std::size_t>(view.len);
+             PyBuffer_Release(&view);
+             w.attach(base, size);
            })
-      .def("_accumulate",
-           [](Window& w, py::handle origin, std::size_t count, int dtype, int target, std::int64_t disp, int op) {
-             w.accumulate(buffer_ptr(origin, nbytes(count, dtype), false, "origin"), count, to_dtype(dtype),
-                          target, disp, to_op(op));
-           })
-      .def("_get_accumulate",
-           [](Window& w, py::handle origin, py::handle result, std::size_t count, int dtype, int target,
-              std::int64_t disp, int op) {
-             const std::size_t n = nbytes(count, dtype);
-             const void* o = op == static_cast<int>(Op::NoOp) ? nullptr : buffer_ptr(origin, n, false, "origin");
-             w.get_accumulate(o, buffer_ptr(result, n, true, "result"), count, to_dtype(dtype), target, disp,
-                              to_op(op));
-           })
+      .def("_detach", [](Window& w, std::uintptr_t address) { w.detach(reinterpret_cast<const void*>(address)); })
+      .def("_post", &Window::post, py::arg("group"), py::arg("assertion") = 0, release())
+      .def("_start", &Window::start, py::arg("group"), py::arg("assertion") = 0, release())
+      .def("_complete", &Window::complete, release())
+      .def("_wait", &Window::wait, release())
+      .def("_test", &Window::test, release())
       .def("_fetch_and_op",
            [](Window& w, py::handle origin, py::handle result, int dtype, int target, std::int64_t disp,
               int op) {
@@ -190,6 +250,7 @@ void register_window(py::module_& m) {
   m.attr("FLAVOR_SHARED") = static_cast<int>(Flavor::Shared);
   m.attr("WIN_SEPARATE") = static_cast<int>(Model::Separate);
   m.attr("WIN_UNIFIED") = static_cast<int>(Model::Unified);
+  m.attr("PROC_NULL") = kProcNull;
 }
 
 }  // namespace onesided::python

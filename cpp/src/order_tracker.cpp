@@ -74,7 +74,6 @@ std::string OrderRule::describe(bool any_native, bool any_software) const {
                              : "provider keeps " + kept_list + " for every size";
     out += waited.empty() ? "" : "; onesided keeps " + waited + " by waiting for overlapping earlier ops";
   }
-  if (any_native && any_software) out += "; native vs software dtypes: onesided waits on overlap";
   return out;
 }
 

@@ -273,9 +273,10 @@ class Window::Impl final : public detail::MessageSink {
     rule_ = detail::OrderRule(ordering_, endpoint_->transport().atomic_order());
     for (const auto& d : kDtypes) (plan_.path(d.id).native ? any_native_ : any_software_) = true;
     // Order needs watching only where native atomics may not keep it: a
-    // provider that lacks a required order (or keeps it only up to a size),
-    // or native and software dtypes side by side on overlapping memory.
-    track_order_ = any_native_ && (!rule_.native_always_ordered() || any_software_);
+    // provider that lacks a required order, or keeps it only up to a size.
+    // (Ordering is per datatype (seed 000), and a dtype has one path, so
+    // native and software dtypes need no order between them.)
+    track_order_ = any_native_ && !rule_.native_always_ordered();
     remote_regions_.resize(static_cast<std::size_t>(nranks_));
     remote_stale_.assign(static_cast<std::size_t>(nranks_), 1);
     // No rank may target this window before every rank has filled in its
@@ -1255,7 +1256,7 @@ SharedMemory Window::shared_query(int rank) const {
       }
   }
   impl_->check_rank(rank);
-  return {seg->base(rank), seg->size(rank), impl_->peers_[rank].disp_unit};
+  return {seg->base(rank), seg->size(rank), impl_->peers_[rank].disp_unit, seg};
 }
 
 void Window::attach(void* base, std::size_t size) { impl_->attach(base, size); }

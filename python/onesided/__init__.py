@@ -27,6 +27,10 @@ from ._types import OPS, RMW2_OPS, RMW_OPS, Op
 from ._window import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
+    FLAVOR_DYNAMIC,
+    FLAVOR_SHARED,
+    PROC_NULL,
+    Get_address,
     LOCK_EXCLUSIVE,
     LOCK_SHARED,
     MODE_NOCHECK,
@@ -147,6 +151,10 @@ __all__ = [
     "MODE_NOSUCCEED",
     "FLAVOR_CREATE",
     "FLAVOR_ALLOCATE",
+    "FLAVOR_SHARED",
+    "FLAVOR_DYNAMIC",
+    "PROC_NULL",
+    "Get_address",
     "WIN_UNIFIED",
     "WIN_SEPARATE",
 ]

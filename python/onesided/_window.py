@@ -54,6 +54,9 @@ MODE_NOSUCCEED: int = _core.MODE_NOSUCCEED
 MODE_PASSIVE_EPOCH_IMPLICIT: int = _core.MODE_PASSIVE_EPOCH_IMPLICIT
 FLAVOR_CREATE: int = _core.FLAVOR_CREATE
 FLAVOR_ALLOCATE: int = _core.FLAVOR_ALLOCATE
+FLAVOR_DYNAMIC: int = _core.FLAVOR_DYNAMIC
+FLAVOR_SHARED: int = _core.FLAVOR_SHARED
+PROC_NULL: int = _core.PROC_NULL
 WIN_UNIFIED: int = _core.WIN_UNIFIED
 WIN_SEPARATE: int = _core.WIN_SEPARATE
 
@@ -61,8 +64,9 @@ _MODES = ("NOCHECK", "NOSTORE", "NOPUT", "NOPRECEDE", "NOSUCCEED")
 
 
 class Request:
-    """A request-based operation (Rrmw, Rrmw2). It completes by itself, and
-    also at any Flush, Unlock or Fence covering its target."""
+    """A request-based operation (Rput, Rget, Raccumulate, Rget_accumulate,
+    Rrmw, Rrmw2). It completes by itself, and also at any Flush, Unlock or
+    Fence covering its target; its buffers stay referenced until then."""
 
     __slots__ = ("_core", "_keep")
 
@@ -194,6 +198,35 @@ def _info_dict(info: Any) -> dict[str, str]:
     raise ArgumentError(f"info must be a dict or an mpi4py MPI.Info, got {type(info).__name__}")
 
 
+def _group_ranks(group: Any, comm: Any) -> list[int]:
+    """Ranks of the window's communicator from a list/tuple/range of ranks
+    or an mpi4py MPI.Group (translated into the communicator's group)."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and isinstance(group, mpi.Group):
+        if not hasattr(comm, "Get_group"):
+            raise ArgumentError("an MPI.Group needs a window over an mpi4py communicator; pass a list of ranks")
+        ranks = mpi.Group.Translate_ranks(group, list(range(group.Get_size())), comm.Get_group())
+        if any(r == mpi.UNDEFINED for r in ranks):
+            raise ArgumentError("the group holds processes outside the window's communicator")
+        return [int(r) for r in ranks]
+    try:
+        return [int(r) for r in group]
+    except TypeError:
+        raise ArgumentError(f"group must be a list of ranks or an mpi4py MPI.Group, got {type(group).__name__}") from None
+
+
+def Get_address(location: Any) -> int:
+    """The absolute address of the first byte of a buffer (mpi4py's
+    ``MPI.Get_address``): the target displacement of memory attached to a
+    dynamic window."""
+    try:
+        view = memoryview(location)
+    except TypeError:
+        raise ArgumentError(f"Get_address needs a buffer, got {type(location).__name__}") from None
+    address: int = np.asarray(view).__array_interface__["data"][0]
+    return address
+
+
 def _comm(comm: Any) -> Any:
     if comm is None:
         return world()
@@ -216,6 +249,7 @@ class Window(_core.Window):
     _memory: Any
     _comm: Any
     _pending: dict[int, list[Any]]
+    _attached: dict[int, Any]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("use Window.Create(...) or Window.Allocate(...)")
@@ -228,6 +262,7 @@ class Window(_core.Window):
         self._memory = memory
         self._comm = comm
         self._pending = {}
+        self._attached = {}
         return self
 
     # -- creation --------------------------------------------------------------
@@ -262,11 +297,60 @@ class Window(_core.Window):
         start = (-raw.ctypes.data) % 64
         return cls._make(raw[start : start + size], disp_unit, info, comm, FLAVOR_ALLOCATE)
 
+    @classmethod
+    def Allocate_shared(cls, size: int, disp_unit: int = 1, info: Any = None, comm: Any = None) -> "Window":
+        """Collective, every rank of ``comm`` on one host: allocate ``size``
+        zeroed bytes per rank in memory every rank maps, so
+        :meth:`Shared_query` gives direct load/store access to any rank's
+        segment. Segments are contiguous in rank order unless info
+        ``alloc_shared_noncontig="true"`` (then each starts on a page).
+        RMA calls work on it as on any window."""
+        size = int(size)
+        if size < 0:
+            raise ArgumentError(f"size must be >= 0, got {size}")
+        return cls._make(size, disp_unit, info, comm, FLAVOR_SHARED)
+
+    @classmethod
+    def Create_dynamic(cls, info: Any = None, comm: Any = None) -> "Window":
+        """Collective: a window with no memory until :meth:`Attach`. Target
+        displacements are absolute addresses (see :func:`onesided.Get_address`);
+        an address range outside the target's attached memory raises
+        :class:`BoundsError` at the origin."""
+        return cls._make(None, 1, info, comm, FLAVOR_DYNAMIC)
+
+    def Shared_query(self, rank: int) -> tuple[memoryview, int]:
+        """``(memory, disp_unit)`` of ``rank``'s segment of an
+        Allocate_shared window: a writable byte memoryview, valid on this
+        rank for direct loads and stores (``np.frombuffer(memory, dtype)``).
+        ``PROC_NULL`` gives the first rank with a non-empty segment. Plain
+        loads and stores are not atomic and need Sync + a barrier (or an
+        epoch) to be seen by other ranks."""
+        mpi = sys.modules.get("mpi4py.MPI")
+        if mpi is not None and rank == mpi.PROC_NULL:
+            rank = PROC_NULL
+        array, disp_unit = self._shared_query(int(rank))
+        return memoryview(array), int(disp_unit)
+
+    def Attach(self, memory: Any) -> None:
+        """Expose ``memory`` (a writable C-contiguous buffer) through this
+        dynamic window; the window keeps a reference until :meth:`Detach`.
+        Local: origins learn of it at their next epoch start."""
+        self._attach(memory)
+        self._attached[Get_address(memory)] = memory
+
+    def Detach(self, memory: Any) -> None:
+        """Withdraw memory attached with :meth:`Attach`; later accesses to it
+        raise :class:`BoundsError` at origins that started an epoch since."""
+        address = Get_address(memory)
+        self._detach(address)
+        self._attached.pop(address, None)
+
     def Free(self) -> None:
         """Collective: complete every pending operation, then release the
         window. Illegal inside a Lock/Lock_all epoch."""
         self._free()
         self._pending.clear()
+        self._attached.clear()
 
     def __enter__(self) -> "Window":
         return self
@@ -287,13 +371,17 @@ class Window(_core.Window):
 
     @property
     def flavor(self) -> int:
-        """FLAVOR_CREATE (memory the user gave) or FLAVOR_ALLOCATE (memory the window owns)."""
+        """FLAVOR_CREATE (memory the user gave), FLAVOR_ALLOCATE (memory the
+        window owns), FLAVOR_SHARED (Allocate_shared) or FLAVOR_DYNAMIC."""
         return self._flavor
 
     @property
     def model(self) -> int:
-        """WIN_UNIFIED: RMA updates land directly in the memory local loads
-        read (no separate public copy); see docs/semantics.md."""
+        """WIN_UNIFIED on every provider onesided knows and on shared
+        windows: RMA updates land in the memory local loads read, with no
+        separate public copy; they are seen once the epoch that completes
+        them ends (plus Sync for loads racing with it). WIN_SEPARATE for a
+        provider onesided has not checked. See docs/semantics.md."""
         return self._model
 
     @property
@@ -333,7 +421,8 @@ class Window(_core.Window):
         return AtomicsReport(self)
 
     def __repr__(self) -> str:
-        flavor = {FLAVOR_CREATE: "create", FLAVOR_ALLOCATE: "allocate"}.get(self._flavor, "?")
+        flavor = {FLAVOR_CREATE: "create", FLAVOR_ALLOCATE: "allocate", FLAVOR_SHARED: "shared",
+                  FLAVOR_DYNAMIC: "dynamic"}.get(self._flavor, "?")
         return (
             f"<onesided.Window {flavor} rank {self._rank}/{self._group_size} "
             f"{self._size} B disp_unit={self._disp_unit} provider={self._provider} "
@@ -359,6 +448,39 @@ class Window(_core.Window):
         o = message(origin, writable=True, what="origin")
         self._get(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o))
         self._keep(target_rank, o.buffer)
+
+    def Rput(self, origin: Any, target_rank: int, target: Any = None) -> Request:
+        """Put returning a Request: complete (origin buffer reusable, data at
+        the target) when the Request is, or at a flush/unlock of ``target_rank``."""
+        o = message(origin, writable=False, what="origin")
+        core = self._put(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o), True)
+        return Request(core, (o.buffer,))
+
+    def Rget(self, origin: Any, target_rank: int, target: Any = None) -> Request:
+        """Get returning a Request: ``origin`` holds the data once the Request completes."""
+        o = message(origin, writable=True, what="origin")
+        core = self._get(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o), True)
+        return Request(core, (o.buffer,))
+
+    def Raccumulate(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM) -> Request:
+        """Accumulate returning a Request; atomicity and ordering as Accumulate."""
+        o = message(origin, writable=False, what="origin")
+        core = self._accumulate(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o), op_code(op), True)
+        return Request(core, (o.buffer,))
+
+    def Rget_accumulate(
+        self, origin: Any, result: Any, target_rank: int, target: Any = None, op: Any = SUM
+    ) -> Request:
+        """Get_accumulate returning a Request; ``result`` is valid once it completes."""
+        code = op_code(op)
+        r = message(result, writable=True, what="result")
+        if origin is None and code == NO_OP:
+            o = Message(None, r.count, r.dtype)
+        else:
+            o = message(origin, writable=False, what="origin")
+            same_shape(o, r, "Rget_accumulate origin and result")
+        core = self._get_accumulate(o.buffer, r.buffer, r.count, r.dtype, target_rank, _target_disp(target, r), code, True)
+        return Request(core, (o.buffer, r.buffer))
 
     def Accumulate(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM) -> None:
         """target = op(target, origin), atomic per element, ordered with the
@@ -519,8 +641,40 @@ class Window(_core.Window):
         self._pending.clear()
 
     def Sync(self) -> None:
-        """Memory barrier between local loads/stores and RMA on this window."""
+        """A full memory barrier: local stores before it are visible to RMA
+        and to other ranks' loads (shared windows) after it, and RMA updates
+        completed before it are seen by local loads after it. In the
+        separate model this is what reconciles the public and private copies."""
         self._sync()
+
+    def Post(self, group: Any, assertion: int = 0) -> None:
+        """Open an exposure epoch for the origins in ``group`` (a list of
+        ranks or an mpi4py MPI.Group). Does not block. Local stores made
+        before Post are visible to their RMA."""
+        self._post(_group_ranks(group, self._comm), _assertion(assertion))
+
+    def Start(self, group: Any, assertion: int = 0) -> None:
+        """Open an access epoch to the targets in ``group``. Does not block:
+        an operation to a target waits until that target has posted, so
+        Start may precede the matching Post anywhere."""
+        self._start(_group_ranks(group, self._comm), _assertion(assertion))
+
+    def Complete(self) -> None:
+        """End the access epoch: every operation issued in it is complete at
+        origin and target, and each target of the group is notified."""
+        self._complete()
+        self._pending.clear()
+
+    def Wait(self) -> None:
+        """End the exposure epoch: returns once every origin of the Post
+        group has called Complete; their updates are then visible locally."""
+        self._wait()
+
+    def Test(self) -> bool:
+        """Wait without blocking: True (and the exposure epoch ends) once
+        every origin of the Post group has called Complete, else False."""
+        done: bool = self._test()
+        return done
 
     # -- conveniences ----------------------------------------------------------
 

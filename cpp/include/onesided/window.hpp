@@ -53,6 +53,7 @@ struct SharedMemory {
   void* base = nullptr;
   std::size_t size = 0;
   int disp_unit = 1;
+  std::shared_ptr<void> mapping;  // keeps the memory mapped, even past free()
 };
 
 class Window {
