@@ -36,7 +36,8 @@ def test_implicit_epoch_is_exclusive() -> None:
 
 def test_declared_set_and_report_agree_with_the_probe() -> None:
     declared = "fetch_and_op:sum,rmw2:comp_swap_lt"
-    win = onesided.Window.Allocate(8, info={"provider": "shm", "accumulate_ops": declared})
+    # The libfabric path (the fast path does not use the provider's atomics).
+    win = onesided.Window.Allocate(8, info={"provider": "shm", "accumulate_ops": declared, "onesided_fast_path": "off"})
     assert win.info["accumulate_ops"] == declared
     codes = {name: i for i, (name, _) in enumerate(onesided._core.functions())}
     ops = {name: i for i, (name, _) in enumerate(onesided._core.ops())}
@@ -103,6 +104,23 @@ def test_request_based_rmw_completes() -> None:
     win.Unlock(0)
     assert np.frombuffer(win, np.int64)[0] == -1
     win.Free()
+
+
+def test_fast_path_report() -> None:
+    """On one host an Allocate window takes the intra-node fast path, and the
+    report says so: lock-free CPU atomics up to 8 bytes, stripe locks above."""
+    win = onesided.Window.Allocate(64, info={"accumulate_ops": "fetch_and_op:sum"})
+    assert win.info["onesided_fast_path"] == "on"
+    assert win.atomics["sum", "int64"] == (True, "intra-node fast path: lock-free CPU atomics on shared memory")
+    assert not win.atomics["sum", "complex128"].native
+    assert "stripe locks" in win.atomics["sum", "complex128"].reason
+    with win.lock(0):
+        with pytest.raises(onesided.OpSetError):  # the declared set still holds
+            win.Accumulate(np.ones(1, np.int64), 0)
+    win.Free()
+    off = onesided.Window.Allocate(64, info={"onesided_fast_path": "off"})
+    assert off.info["onesided_fast_path"] == "off"
+    off.Free()
 
 
 def test_docs_table_matches_the_probe() -> None:

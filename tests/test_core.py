@@ -38,3 +38,12 @@ def test_windows_over_an_mpi4py_split_communicator(provider: str) -> None:
 def test_fi_provider_environment_variable_selects_the_provider() -> None:
     out = run_ranks("core.py", 2, "counter", provider=None, env={"FI_PROVIDER": "tcp", "ONESIDED_TEST_PROVIDER": "tcp"})
     assert "PASS counter" in out.stdout
+
+
+@pytest.mark.parametrize("check", ["counter", "cas", "putget", "flush_visibility", "passive_busy", "threads"])
+def test_core_on_the_libfabric_path(check: str) -> None:
+    """Ranks on one host take the intra-node fast path by default; with it
+    off (as when ranks are on different hosts) shm's libfabric path still
+    keeps every property."""
+    out = run_ranks("core.py", CHECKS[check], check, provider="shm", env={"ONESIDED_FAST_PATH": "off"})
+    assert f"PASS {check}" in out.stdout

@@ -59,13 +59,15 @@ void register_window(py::module_& m) {
   // The Python Window subclasses this class, so the window itself exports
   // its memory through the buffer protocol (np.frombuffer(win, ...)).
   py::class_<Window>(m, "Window", py::buffer_protocol())
-      // `memory`: the buffer to expose (Create, Allocate), the size in bytes
-      // (Allocate_shared), or None (Create_dynamic).
+      // `memory`: the buffer to expose (Create), the size in bytes
+      // (Allocate, Allocate_shared), or None (Create_dynamic).
       .def(py::init([](py::object memory, int disp_unit, const Info& info, py::object comm, int flavor) {
              auto group = std::make_shared<PyBootstrap>(std::move(comm));
              if (flavor == static_cast<int>(Flavor::Shared))
                return Window::allocate_shared(memory.cast<std::size_t>(), disp_unit, info, std::move(group));
              if (flavor == static_cast<int>(Flavor::Dynamic)) return Window::create_dynamic(info, std::move(group));
+             if (flavor == static_cast<int>(Flavor::Allocate) && py::isinstance<py::int_>(memory))
+               return Window::allocate(memory.cast<std::size_t>(), disp_unit, info, std::move(group));
              Py_buffer view;
              if (PyObject_GetBuffer(memory.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) {
                PyErr_Clear();

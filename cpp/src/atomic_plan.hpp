@@ -54,6 +54,19 @@ class AtomicPlan {
   AtomicPlan(const OpSet& declared, const NativeTable& local, const NativeTable& everywhere,
              const std::string& provider, const std::string& unavailable);
 
+  // The intra-node fast path: CPU atomics on shared memory for every op;
+  // `lock_free(d)` says whether dtype d is lock-free or takes stripe locks.
+  template <class LockFree>
+  static AtomicPlan cpu(LockFree&& lock_free) {
+    AtomicPlan p;
+    for (const auto& d : kDtypes)
+      p.paths_[static_cast<std::size_t>(d.id)] =
+          lock_free(d.id) ? AtomicPath{true, "intra-node fast path: lock-free CPU atomics on shared memory"}
+                          : AtomicPath{false, "intra-node fast path: CPU stripe locks on shared memory (no "
+                                              "lock-free atomic of this size)"};
+    return p;
+  }
+
   const AtomicPath& path(Dtype d) const { return paths_[static_cast<std::size_t>(d)]; }
   // Elements per native atomic for this call at every rank (0: none).
   std::size_t native_count(Function f, Op op, Dtype d) const {

@@ -34,14 +34,15 @@ std::string fresh_name() {
 
 }  // namespace
 
-std::shared_ptr<SharedSegment> SharedSegment::create(Bootstrap& group, std::size_t size, bool noncontig) {
+std::shared_ptr<SharedSegment> SharedSegment::create(Bootstrap& group, std::size_t size, bool noncontig,
+                                                     std::size_t control) {
   const int n = group.size(), me = group.rank();
   // Round 1: hosts and sizes, so every rank computes the same layout.
   std::string mine = std::to_string(size) + "\n" + host();
   auto all = group.allgather(mine);
   std::shared_ptr<SharedSegment> seg(new SharedSegment);
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  std::size_t total = 0;
+  std::size_t total = (control + page - 1) / page * page;
   std::string host0;
   for (int r = 0; r < n; ++r) {
     const auto nl = all[r].find('\n');

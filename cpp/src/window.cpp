@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "atomic_plan.hpp"
+#include "cpu_atomics.hpp"
 #include "endpoint.hpp"
 #include "epoch.hpp"
 #include "in_flight.hpp"
@@ -82,11 +83,11 @@ constexpr std::string_view kStandardKeys[] = {
 
 void check_info_key(const std::string& key) {
   if (key == "provider" || key == "onesided_atomics" || key == "onesided_nasty" ||
-      key.rfind("mpi_", 0) == 0)
+      key == "onesided_fast_path" || key.rfind("mpi_", 0) == 0)
     return;
   for (auto k : kStandardKeys)
     if (key == k) return;
-  std::string known = "provider, onesided_atomics, onesided_nasty";
+  std::string known = "provider, onesided_atomics, onesided_nasty, onesided_fast_path";
   for (auto k : kStandardKeys) known += std::string(", ") + std::string(k);
   raise(ErrorCategory::Argument, "unknown window info key '" + key + "' (known: " + known + ")");
 }
@@ -106,6 +107,31 @@ struct Ones {
 const Ones kOne;
 
 const char* op_name(Op op) { return op_info(op).name.data(); }
+
+// Collective: whether an Allocate/Allocate_shared window takes the
+// intra-node fast path (memory every rank maps; CPU atomics). Every rank
+// decides from the same gathered data: all ranks on one host, none asking
+// for a network provider (explicitly or through FI_PROVIDER), none asking
+// for the software path or turning the fast path off (info
+// onesided_fast_path=off or ONESIDED_FAST_PATH=off).
+bool fast_path_agreed(Bootstrap& group, const Info& info) {
+  auto value = [&](const char* key) {
+    auto it = info.find(key);
+    return it == info.end() ? std::string() : it->second;
+  };
+  auto off = [](const std::string& v) { return v == "off" || v == "false" || v == "0"; };
+  const char* env_provider = std::getenv("FI_PROVIDER");
+  const char* env_fast = std::getenv("ONESIDED_FAST_PATH");
+  const std::string provider = value("provider").empty() && env_provider ? env_provider : value("provider");
+  const bool wants = (provider.empty() || provider == "shm") && value("onesided_atomics") != "software" &&
+                     !off(value("onesided_fast_path")) && !(env_fast && off(env_fast));
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const auto all = group.allgather(std::string(wants ? "1" : "0") + host);
+  for (const auto& a : all)
+    if (a[0] != '1' || a.substr(1) != all[0].substr(1)) return false;
+  return true;
+}
 
 // Every provider onesided knows places RMA data straight into host memory
 // that local loads read, with no separate public copy: the unified model.
@@ -132,7 +158,7 @@ class Window::Impl final : public detail::MessageSink {
 
   Impl(void* base, std::size_t size, int disp_unit, const Info& info,
        std::shared_ptr<Bootstrap> group, Flavor flavor, std::unique_ptr<std::byte[]> owned,
-       std::shared_ptr<detail::SharedSegment> shared = nullptr)
+       std::shared_ptr<detail::SharedSegment> shared = nullptr, bool fast = false)
       : group_(std::move(group)),
         rank_(group_->rank()),
         nranks_(group_->size()),
@@ -142,6 +168,7 @@ class Window::Impl final : public detail::MessageSink {
         flavor_(flavor),
         owned_(std::move(owned)),
         shared_(std::move(shared)),
+        fast_(fast),
         epochs_(nranks_),
         in_flight_(nranks_),
         order_(nranks_),
@@ -277,6 +304,12 @@ class Window::Impl final : public detail::MessageSink {
     // (Ordering is per datatype (seed 000), and a dtype has one path, so
     // native and software dtypes need no order between them.)
     track_order_ = any_native_ && !rule_.native_always_ordered();
+    if (fast_) {
+      // Every op completes in the calling thread, sequentially consistent:
+      // nothing to track, every order kept.
+      plan_ = detail::AtomicPlan::cpu(detail::cpu::lock_free);
+      track_order_ = false;
+    }
     remote_regions_.resize(static_cast<std::size_t>(nranks_));
     remote_stale_.assign(static_cast<std::size_t>(nranks_), 1);
     // No rank may target this window before every rank has filled in its
@@ -401,6 +434,9 @@ class Window::Impl final : public detail::MessageSink {
     check_live();
     check_rank(target);
     release_held(target);
+    // The fast path's plain stores are complete; make them visible before
+    // whatever synchronisation follows.
+    if (fast_) std::atomic_thread_fence(std::memory_order_seq_cst);
     // This rank too: its native atomics on its own memory go through the
     // provider (software ones and local puts complete at once and are not
     // counted).
@@ -412,6 +448,7 @@ class Window::Impl final : public detail::MessageSink {
   void flush_all() {
     check_live();
     release_held(-1);
+    if (fast_) std::atomic_thread_fence(std::memory_order_seq_cst);
     std::vector<detail::InFlight::Token> cuts(static_cast<std::size_t>(nranks_));
     for (int r = 0; r < nranks_; ++r) cuts[r] = in_flight_.cut(r);
     endpoint_->progress().wait([&] {
@@ -521,6 +558,10 @@ class Window::Impl final : public detail::MessageSink {
     const Where w = locate(target, disp, bytes);
     if (bytes == 0) return;
     issue(target, false, {}, request, [=, this] {
+      if (fast_) {
+        std::memmove(shared_->base(target) + w.at, origin, bytes);
+        return;
+      }
       if (target == rank_) {
         std::memmove(local(w.at), origin, bytes);
         return;
@@ -539,6 +580,10 @@ class Window::Impl final : public detail::MessageSink {
     const Where w = locate(target, disp, bytes);
     if (bytes == 0) return;
     issue(target, false, {}, request, [=, this] {
+      if (fast_) {
+        std::memmove(result, shared_->base(target) + w.at, bytes);
+        return;
+      }
       if (target == rank_) {
         std::memmove(result, local(w.at), bytes);
         return;
@@ -577,6 +622,12 @@ class Window::Impl final : public detail::MessageSink {
     const detail::Access a{w.at, w.at + count * esize, result != nullptr, op != Op::NoOp,
                            native ? detail::Channel::Native : detail::Channel::Messages};
     issue(target, true, a, request, [=, this] {
+      if (fast_) {
+        std::byte* t = shared_->base(target) + w.at;
+        detail::cpu::apply(op, dtype, t, shared_->offset_of(t), origin, origin2, result, count,
+                           *reinterpret_cast<detail::cpu::Stripes*>(shared_->control()));
+        return;
+      }
       if (native)
         native_atomic(f, op, origin, origin2, result, count, dtype, target, w, a, request);
       else
@@ -1152,7 +1203,8 @@ class Window::Impl final : public detail::MessageSink {
   int disp_unit_;
   Flavor flavor_;
   std::unique_ptr<std::byte[]> owned_;
-  std::shared_ptr<detail::SharedSegment> shared_;  // Allocate_shared's memory
+  std::shared_ptr<detail::SharedSegment> shared_;  // Allocate_shared's memory, or the fast path's
+  bool fast_ = false;  // intra-node fast path: direct loads, stores and CPU atomics
   std::string provider_;
   std::shared_ptr<detail::Endpoint> endpoint_;
   std::unique_ptr<detail::LocalRegion> region_;
@@ -1221,8 +1273,16 @@ std::unique_ptr<Window> Window::create(void* base, std::size_t size, int disp_un
 std::unique_ptr<Window> Window::allocate(std::size_t size, int disp_unit, const Info& info,
                                          std::shared_ptr<Bootstrap> group) {
   if (!group) raise(ErrorCategory::Argument, "a window needs a group (Bootstrap)");
-  auto memory = std::make_unique<std::byte[]>(std::max<std::size_t>(size, 1));
-  void* base = memory.get();
+  if (fast_path_agreed(*group, info)) {
+    // Page-aligned segments keep every element naturally aligned.
+    auto segment = detail::SharedSegment::create(*group, size, true, sizeof(detail::cpu::Stripes));
+    void* base = segment->base(group->rank());
+    return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
+        base, size, disp_unit, info, std::move(group), Flavor::Allocate, nullptr, std::move(segment), true)));
+  }
+  // 64-byte alignment keeps every element naturally aligned for atomics.
+  auto memory = std::make_unique<std::byte[]>(size + 64);
+  void* base = memory.get() + (64 - reinterpret_cast<std::uintptr_t>(memory.get()) % 64) % 64;
   return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
       base, size, disp_unit, info, std::move(group), Flavor::Allocate, std::move(memory))));
 }
@@ -1232,10 +1292,11 @@ std::unique_ptr<Window> Window::allocate_shared(std::size_t size, int disp_unit,
   if (!group) raise(ErrorCategory::Argument, "a window needs a group (Bootstrap)");
   const auto key = info.find("alloc_shared_noncontig");
   const bool noncontig = key != info.end() && key->second == "true";
-  auto segment = detail::SharedSegment::create(*group, size, noncontig);
+  const bool fast = fast_path_agreed(*group, info);
+  auto segment = detail::SharedSegment::create(*group, size, noncontig, sizeof(detail::cpu::Stripes));
   void* base = segment->base(group->rank());
   return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
-      base, size, disp_unit, info, std::move(group), Flavor::Shared, nullptr, std::move(segment))));
+      base, size, disp_unit, info, std::move(group), Flavor::Shared, nullptr, std::move(segment), fast)));
 }
 
 std::unique_ptr<Window> Window::create_dynamic(const Info& info, std::shared_ptr<Bootstrap> group) {
@@ -1295,8 +1356,11 @@ Info Window::info() const {
                   : native == static_cast<int>(kNumDtypes) ? "native"
                                                            : "mixed (per dtype, see win.atomics)"},
       {"memory_model", model() == Model::Unified ? "unified" : "separate"},
-      {"onesided_ordering", impl_->rule_.describe(impl_->any_native_, impl_->any_software_)},
+      {"onesided_ordering", impl_->fast_ ? "intra-node fast path: each op takes effect before its call "
+                                           "returns; every order kept"
+                                         : impl_->rule_.describe(impl_->any_native_, impl_->any_software_)},
       {"onesided_nasty", impl_->nasty_ ? "seed " + std::to_string(impl_->nasty_->seed()) : "off"},
+      {"onesided_fast_path", impl_->fast_ ? "on" : "off"},
   };
 }
 

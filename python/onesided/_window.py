@@ -292,10 +292,9 @@ class Window(_core.Window):
         size = int(size)
         if size < 0:
             raise ArgumentError(f"size must be >= 0, got {size}")
-        # 64-byte alignment keeps every element naturally aligned for atomics.
-        raw = np.zeros(size + 64, dtype=np.uint8)
-        start = (-raw.ctypes.data) % 64
-        return cls._make(raw[start : start + size], disp_unit, info, comm, FLAVOR_ALLOCATE)
+        # The core allocates: in memory every rank maps when the intra-node
+        # fast path applies, else 64-byte aligned.
+        return cls._make(size, disp_unit, info, comm, FLAVOR_ALLOCATE)
 
     @classmethod
     def Allocate_shared(cls, size: int, disp_unit: int = 1, info: Any = None, comm: Any = None) -> "Window":
