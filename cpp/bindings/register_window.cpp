@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bootstrap_py.hpp"
+#include "fast_args.hpp"
 #include "onesided/error.hpp"
 #include "onesided/window.hpp"
 
@@ -142,6 +143,68 @@ void register_window(py::module_& m) {
           },
           py::arg("origin"), py::arg("result"), py::arg("count"), py::arg("dtype"), py::arg("target"),
           py::arg("disp"), py::arg("op"), py::arg("want_request") = false)
+      // Fast forms for plain arrays (see fast_args.hpp): True when done,
+      // False when the Python layer must parse the arguments itself.
+      .def("_put_fast",
+           [](Window& w, py::handle origin, py::handle target, py::handle disp) {
+             FastArray o;
+             std::int64_t t, d;
+             if (!fast_array(origin, false, o) || !fast_int(target, t) || !fast_int(disp, d)) return false;
+             w.put(o.ptr, o.count, o.dtype, static_cast<int>(t), d);
+             return true;
+           })
+      .def("_get_fast",
+           [](Window& w, py::handle result, py::handle target, py::handle disp) {
+             FastArray r;
+             std::int64_t t, d;
+             if (!fast_array(result, true, r) || !fast_int(target, t) || !fast_int(disp, d)) return false;
+             w.get(r.ptr, r.count, r.dtype, static_cast<int>(t), d);
+             return true;
+           })
+      .def("_accumulate_fast",
+           [](Window& w, py::handle origin, py::handle target, py::handle disp, py::handle op) {
+             FastArray o;
+             std::int64_t t, d;
+             Op code;
+             if (!fast_array(origin, false, o) || !fast_int(target, t) || !fast_int(disp, d) || !fast_op(op, code))
+               return false;
+             w.accumulate(o.ptr, o.count, o.dtype, static_cast<int>(t), d, code);
+             return true;
+           })
+      .def("_get_accumulate_fast",
+           [](Window& w, py::handle origin, py::handle result, py::handle target, py::handle disp, py::handle op) {
+             FastArray o, r;
+             std::int64_t t, d;
+             Op code;
+             if (!fast_array(origin, false, o) || !fast_array(result, true, r) || o.dtype != r.dtype ||
+                 o.count != r.count || !fast_int(target, t) || !fast_int(disp, d) || !fast_op(op, code))
+               return false;
+             w.get_accumulate(o.ptr, r.ptr, r.count, r.dtype, static_cast<int>(t), d, code);
+             return true;
+           })
+      .def("_fetch_and_op_fast",
+           [](Window& w, py::handle origin, py::handle result, py::handle target, py::handle disp, py::handle op) {
+             FastArray o, r;
+             std::int64_t t, d;
+             Op code;
+             if (!fast_array(origin, false, o) || !fast_array(result, true, r) || o.dtype != r.dtype ||
+                 o.count < 1 || r.count < 1 || !fast_int(target, t) || !fast_int(disp, d) || !fast_op(op, code))
+               return false;
+             w.fetch_and_op(o.ptr, r.ptr, r.dtype, static_cast<int>(t), d, code);
+             return true;
+           })
+      .def("_compare_and_swap_fast",
+           [](Window& w, py::handle origin, py::handle compare, py::handle result, py::handle target,
+              py::handle disp) {
+             FastArray o, c, r;
+             std::int64_t t, d;
+             if (!fast_array(origin, false, o) || !fast_array(compare, false, c) || !fast_array(result, true, r) ||
+                 o.dtype != r.dtype || c.dtype != r.dtype || o.count < 1 || c.count < 1 || r.count < 1 ||
+                 !fast_int(target, t) || !fast_int(disp, d))
+               return false;
+             w.compare_and_swap(o.ptr, c.ptr, r.ptr, r.dtype, static_cast<int>(t), d);
+             return true;
+           })
       .def("_shared_query",
            [](const Window& w, int rank) {
              SharedMemory m = w.shared_query(rank);

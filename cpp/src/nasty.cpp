@@ -6,7 +6,7 @@
 
 namespace onesided::detail {
 
-std::optional<std::uint64_t> NastyQueue::seed_from(const std::string* info_value, int rank) {
+std::optional<std::uint64_t> NastyQueue::seed_from(const std::string* info_value) {
   const char* env = std::getenv("ONESIDED_NASTY");
   std::string v = info_value ? *info_value : env ? env : "";
   if (v.empty() || v == "0" || v == "false" || v == "off") return std::nullopt;
@@ -17,7 +17,7 @@ std::optional<std::uint64_t> NastyQueue::seed_from(const std::string* info_value
     if (!end || *end != '\0')
       raise(ErrorCategory::Argument, "onesided_nasty (or ONESIDED_NASTY) must be true, false or an integer seed, not '" + v + "'");
   }
-  return seed + static_cast<std::uint64_t>(rank) * 0x9e3779b97f4a7c15ull;
+  return seed;
 }
 
 void NastyQueue::hold(HeldOp op) {

@@ -34,12 +34,13 @@ struct HeldOp {
 
 class NastyQueue {
  public:
-  explicit NastyQueue(std::uint64_t seed) : seed_(seed), rng_(seed) {}
+  // `rank` is mixed into the seed so ranks of one job shuffle differently.
+  NastyQueue(std::uint64_t seed, int rank)
+      : seed_(seed), rng_(seed + static_cast<std::uint64_t>(rank) * 0x9e3779b97f4a7c15ull) {}
 
   // The seed from the info value ("true"/"false"/"1"/"0"/"on"/"off"/an
   // integer seed) or, when the key is absent, ONESIDED_NASTY; nullopt: off.
-  // `rank` is mixed in so ranks of one job shuffle differently.
-  static std::optional<std::uint64_t> seed_from(const std::string* info_value, int rank);
+  static std::optional<std::uint64_t> seed_from(const std::string* info_value);
 
   std::uint64_t seed() const { return seed_; }
   void hold(HeldOp op);

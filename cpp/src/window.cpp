@@ -73,9 +73,9 @@ std::string hostname() {
   return buf;
 }
 
-// MPI's standard window hints are accepted: onesided always gives the
-// strongest semantics they could ask for (every accumulate-style op atomic
-// with every other, strict accumulate ordering), so each is satisfied.
+// MPI's standard window hints are accepted: the ones that change semantics
+// (accumulate_ops, accumulate_ordering, alloc_shared_noncontig) are applied,
+// the others only promise what onesided does not rely on.
 // Anything else is most likely a typo, which a silent ignore would hide.
 constexpr std::string_view kStandardKeys[] = {
     "no_locks", "accumulate_ordering", "accumulate_ops", "same_size", "same_disp_unit",
@@ -193,8 +193,8 @@ class Window::Impl final : public detail::MessageSink {
     else if (!atomics.empty() && atomics != "auto")
       raise(ErrorCategory::Argument, "onesided_atomics must be auto or software, not '" + atomics + "'");
     const std::string nasty = value("onesided_nasty");
-    if (auto seed = detail::NastyQueue::seed_from(info.count("onesided_nasty") ? &nasty : nullptr, rank_)) {
-      nasty_ = std::make_unique<detail::NastyQueue>(*seed);
+    if (auto seed = detail::NastyQueue::seed_from(info.count("onesided_nasty") ? &nasty : nullptr)) {
+      nasty_ = std::make_unique<detail::NastyQueue>(*seed, rank_);
       hook_ = std::make_shared<Hook>();
       hook_->impl = this;
     }
@@ -499,6 +499,10 @@ class Window::Impl final : public detail::MessageSink {
   // the order chosen is the order they take effect.
   void release_held(int target) {
     if (!nasty_) return;
+    // One release at a time: a flush must not return while another
+    // thread's release is still issuing operations it covers, and each
+    // thread's ops must be issued in an order the rule allows.
+    std::lock_guard serial(release_mutex_);
     std::exception_ptr first;
     for (auto& op : nasty_->release(target, rule_)) {
       try {
@@ -782,6 +786,9 @@ class Window::Impl final : public detail::MessageSink {
     }
     flush_all();
     group_->barrier();
+    // Local stores before the fence and RMA updates completed by it are
+    // visible on the other side of it.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     mark_regions_stale();
   }
 
@@ -1241,6 +1248,7 @@ class Window::Impl final : public detail::MessageSink {
   // Nasty mode (null when off).
   std::unique_ptr<detail::NastyQueue> nasty_;
   std::shared_ptr<Hook> hook_;
+  std::mutex release_mutex_;
 
   // Active target: Posts and Completes received from each rank, not yet
   // matched; which targets' Posts the open access epoch has matched
@@ -1291,7 +1299,10 @@ std::unique_ptr<Window> Window::allocate_shared(std::size_t size, int disp_unit,
                                                 std::shared_ptr<Bootstrap> group) {
   if (!group) raise(ErrorCategory::Argument, "a window needs a group (Bootstrap)");
   const auto key = info.find("alloc_shared_noncontig");
-  const bool noncontig = key != info.end() && key->second == "true";
+  const std::string value = key == info.end() ? "false" : key->second;
+  if (value != "true" && value != "false")
+    raise(ErrorCategory::Argument, "alloc_shared_noncontig must be true or false, not '" + value + "'");
+  const bool noncontig = value == "true";
   const bool fast = fast_path_agreed(*group, info);
   auto segment = detail::SharedSegment::create(*group, size, noncontig, sizeof(detail::cpu::Stripes));
   void* base = segment->base(group->rank());

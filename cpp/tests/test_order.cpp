@@ -68,7 +68,7 @@ TEST(OrderTracker, ReportsPendingConflictsAndForgetsCompletedOps) {
 
 TEST(NastyQueue, ShufflesFreelyButKeepsRequiredOrderPerThread) {
   OrderRule strict(Ordering{}, AtomicOrder{});
-  NastyQueue q(7);
+  NastyQueue q(7, 0);
   std::vector<int> landed;
   const auto me = std::this_thread::get_id();
   // Pairs (write then read) on 50 distinct slots: each pair must stay in
@@ -94,7 +94,7 @@ TEST(NastyQueue, ShufflesFreelyButKeepsRequiredOrderPerThread) {
 
 TEST(NastyQueue, WithoutOrderingEvenOverlappingPairsMaySwap) {
   OrderRule none(Ordering::parse("none"), AtomicOrder{});
-  NastyQueue q(11);
+  NastyQueue q(11, 0);
   const auto me = std::this_thread::get_id();
   int swapped = 0;
   for (int round = 0; round < 64; ++round) {
@@ -109,7 +109,7 @@ TEST(NastyQueue, WithoutOrderingEvenOverlappingPairsMaySwap) {
 }
 
 TEST(NastyQueue, ReleasesOnlyTheTargetAskedFor) {
-  NastyQueue q(1);
+  NastyQueue q(1, 0);
   const auto me = std::this_thread::get_id();
   q.hold({0, me, false, {}, [] {}});
   q.hold({1, me, false, {}, [] {}});

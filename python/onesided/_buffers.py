@@ -33,9 +33,24 @@ def _is_buffer(obj: Any) -> bool:
     return True
 
 
+# numpy dtype -> table index, for the common case below.
+_CODE_OF: dict[np.dtype, int] = {}
+
+
 def message(spec: Any, *, writable: bool, what: str) -> Message:
     """Parse an origin/result spec into (buffer, count, dtype code), checking
     that the buffer is contiguous, writable when it must be, and big enough."""
+    # The common case, a plain C-contiguous ndarray, in a few attribute reads
+    # (this runs on every RMA call).
+    if type(spec) is np.ndarray:
+        flags = spec.flags
+        code = _CODE_OF.get(spec.dtype)
+        if code is not None and flags.c_contiguous and (flags.writeable or not writable):
+            return Message(spec, spec.size, code)
+    return _message(spec, writable, what)
+
+
+def _message(spec: Any, writable: bool, what: str) -> Message:
     count: int | None = None
     dtype: Any = None
     buf = spec
@@ -63,6 +78,8 @@ def message(spec: Any, *, writable: bool, what: str) -> Message:
     if writable and not arr.flags.writeable:
         raise ArgumentError(f"{what} buffer is read-only")
     code = dtype_code(arr.dtype if dtype is None else dtype)
+    if dtype is None:
+        _CODE_OF[arr.dtype] = code
     itemsize = dtype_of(code).itemsize
     if count is None:
         count = arr.nbytes // itemsize

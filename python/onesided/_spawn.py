@@ -81,7 +81,7 @@ def launch(
         # The launcher enforces the timeout: it stops every rank (each in its
         # own session) and exits 124. Our own deadline is only a backstop.
         cmd = [sys.executable, "-m", "onesided", "run", "-n", str(n), "--timeout", str(timeout),
-               "-m", "onesided._spawn", str(job)]
+               "-m", "onesided._spawn_rank", str(job)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env={**os.environ, **(env or {})}, start_new_session=True)
         output, _, _ = finish(proc, timeout + 30)
@@ -127,6 +127,3 @@ def _rank_main(job: Path) -> int:
         return 1
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(_rank_main(Path(sys.argv[1])))

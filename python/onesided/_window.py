@@ -7,18 +7,22 @@ Porting mpi4py code means changing the line that creates the window::
 
 Guarantees (the same for every window):
 
-* **Completion.** Put, Get, Accumulate, Get_accumulate, Fetch_and_op and
-  Compare_and_swap are non-blocking. They complete, at the origin and at the
-  target, at the next ``Flush``/``Flush_all``, ``Unlock``/``Unlock_all`` or
-  ``Fence`` that covers their target; results are valid only then. onesided
-  keeps the buffers you pass alive until that point.
+* **Completion.** Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
+  Compare_and_swap, Rmw and Rmw2 are non-blocking. They complete, at the
+  origin and at the target, at the next ``Flush``/``Flush_all``,
+  ``Unlock``/``Unlock_all``, ``Fence`` or ``Complete`` that covers their
+  target (the R* forms also at their Request's Wait); results are valid only
+  then. onesided keeps the buffers you pass alive until that point.
 * **Atomicity.** Every accumulate-style call (Accumulate, Get_accumulate,
   Fetch_and_op, Compare_and_swap) is atomic per element with respect to every
   other accumulate-style call on the same window, from any origin, whatever
   the ops.
-* **Ordering.** Accumulate-style calls from one origin to overlapping target
-  memory take effect in program order (``accumulate_ordering`` =
-  ``rar,raw,war,waw``). Put and Get are unordered, and not atomic.
+* **Ordering.** Accumulate-style calls of one dtype from one thread of an
+  origin to overlapping target memory take effect in program order for the
+  pairs ``accumulate_ordering`` requires (default ``rar,raw,war,waw``).
+  Calls from concurrent threads are unordered. Put and Get are unordered,
+  and not atomic. Nasty mode (info ``onesided_nasty`` or ``ONESIDED_NASTY``)
+  delays and reorders everything else, to expose code relying on more.
 * **Safety.** A target range outside the target's window is rejected at the
   origin (:class:`BoundsError`) before anything is sent; operations outside an
   access epoch raise :class:`EpochError`.
@@ -66,7 +70,8 @@ _MODES = ("NOCHECK", "NOSTORE", "NOPUT", "NOPRECEDE", "NOSUCCEED")
 class Request:
     """A request-based operation (Rput, Rget, Raccumulate, Rget_accumulate,
     Rrmw, Rrmw2). It completes by itself, and also at any Flush, Unlock or
-    Fence covering its target; its buffers stay referenced until then."""
+    Fence covering its target; its buffers stay referenced until then. (In
+    nasty mode the operation is held until Wait, Test or a flush.)"""
 
     __slots__ = ("_core", "_keep")
 
@@ -205,7 +210,11 @@ def _group_ranks(group: Any, comm: Any) -> list[int]:
     if mpi is not None and isinstance(group, mpi.Group):
         if not hasattr(comm, "Get_group"):
             raise ArgumentError("an MPI.Group needs a window over an mpi4py communicator; pass a list of ranks")
-        ranks = mpi.Group.Translate_ranks(group, list(range(group.Get_size())), comm.Get_group())
+        mine = comm.Get_group()
+        try:
+            ranks = mpi.Group.Translate_ranks(group, list(range(group.Get_size())), mine)
+        finally:
+            mine.Free()
         if any(r == mpi.UNDEFINED for r in ranks):
             raise ArgumentError("the group holds processes outside the window's communicator")
         return [int(r) for r in ranks]
@@ -242,7 +251,8 @@ def _comm(comm: Any) -> Any:
 class Window(_core.Window):
     """Memory that every rank of a communicator exposes for one-sided access.
 
-    Create windows with :meth:`Create` or :meth:`Allocate` (collective calls).
+    Create windows with :meth:`Create`, :meth:`Allocate`,
+    :meth:`Allocate_shared` or :meth:`Create_dynamic` (collective calls).
     The window itself exports its local memory through the buffer protocol.
     """
 
@@ -250,6 +260,7 @@ class Window(_core.Window):
     _comm: Any
     _pending: dict[int, list[Any]]
     _attached: dict[int, Any]
+    _holds: bool  # whether operations can outlive their call
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("use Window.Create(...) or Window.Allocate(...)")
@@ -263,6 +274,8 @@ class Window(_core.Window):
         self._comm = comm
         self._pending = {}
         self._attached = {}
+        info_now = self._info()
+        self._holds = info_now["onesided_fast_path"] == "off" or info_now["onesided_nasty"] != "off"
         return self
 
     # -- creation --------------------------------------------------------------
@@ -346,7 +359,7 @@ class Window(_core.Window):
 
     def Free(self) -> None:
         """Collective: complete every pending operation, then release the
-        window. Illegal inside a Lock/Lock_all epoch."""
+        window. Illegal inside a Lock/Lock_all, Start or Post epoch."""
         self._free()
         self._pending.clear()
         self._attached.clear()
@@ -431,12 +444,18 @@ class Window(_core.Window):
     # -- operations ------------------------------------------------------------
 
     def _keep(self, rank: int, *objs: Any) -> None:
-        # Buffers must outlive the operation; drop them at completion.
-        self._pending.setdefault(rank, []).extend(objs)
+        # Buffers must outlive the operation; drop them at completion. On the
+        # fast path (nasty mode off) every operation is complete on return.
+        if self._holds:
+            self._pending.setdefault(rank, []).extend(objs)
 
     def Put(self, origin: Any, target_rank: int, target: Any = None) -> None:
         """Write ``origin`` into the target's window. Not atomic, unordered;
         complete at the next flush, unlock or fence of ``target_rank``."""
+        if self._put_fast(origin, target_rank, 0 if target is None else target):
+            if self._holds:
+                self._keep(target_rank, origin)
+            return
         o = message(origin, writable=False, what="origin")
         self._put(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o))
         self._keep(target_rank, o.buffer)
@@ -444,6 +463,10 @@ class Window(_core.Window):
     def Get(self, origin: Any, target_rank: int, target: Any = None) -> None:
         """Read the target's window into ``origin`` (written when the
         operation completes). Not atomic, unordered."""
+        if self._get_fast(origin, target_rank, 0 if target is None else target):
+            if self._holds:
+                self._keep(target_rank, origin)
+            return
         o = message(origin, writable=True, what="origin")
         self._get(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o))
         self._keep(target_rank, o.buffer)
@@ -484,6 +507,10 @@ class Window(_core.Window):
     def Accumulate(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM) -> None:
         """target = op(target, origin), atomic per element, ordered with the
         other accumulate-style calls from this origin."""
+        if self._accumulate_fast(origin, target_rank, 0 if target is None else target, op):
+            if self._holds:
+                self._keep(target_rank, origin)
+            return
         o = message(origin, writable=False, what="origin")
         self._accumulate(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o), op_code(op))
         self._keep(target_rank, o.buffer)
@@ -493,6 +520,10 @@ class Window(_core.Window):
     ) -> None:
         """result = target; target = op(target, origin), atomically per element.
         With op=NO_OP it is an atomic read and ``origin`` may be None."""
+        if self._get_accumulate_fast(origin, result, target_rank, 0 if target is None else target, op):
+            if self._holds:
+                self._keep(target_rank, origin, result)
+            return
         code = op_code(op)
         r = message(result, writable=True, what="result")
         if origin is None and code == NO_OP:
@@ -505,6 +536,10 @@ class Window(_core.Window):
 
     def Fetch_and_op(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0, op: Any = SUM) -> None:
         """The one-element Get_accumulate: result = target; target = op(target, origin)."""
+        if self._fetch_and_op_fast(origin, result, target_rank, target_disp, op):
+            if self._holds:
+                self._keep(target_rank, origin, result)
+            return
         code = op_code(op)
         r = message(result, writable=True, what="result")
         if origin is None and code == NO_OP:
@@ -520,6 +555,10 @@ class Window(_core.Window):
     ) -> None:
         """result = target; if target == compare: target = origin. One element,
         atomic with every other accumulate-style call."""
+        if self._compare_and_swap_fast(origin, compare, result, target_rank, target_disp):
+            if self._holds:
+                self._keep(target_rank, origin, compare, result)
+            return
         o = message(origin, writable=False, what="origin")
         c = message(compare, writable=False, what="compare")
         r = message(result, writable=True, what="result")

@@ -31,8 +31,10 @@ def generate(providers: tuple[str, ...] = PROVIDERS) -> str:
     decisions: dict[str, list[str]] = {d: [] for d in dtypes}
     for provider in providers:
         # The probe does not depend on the declarations; the default window
-        # shows what a program that declares nothing gets.
-        win = Window.Allocate(8, info={"provider": provider})
+        # shows what a program that declares nothing gets. The libfabric
+        # path: on one host, Allocate windows would take the CPU-atomics fast
+        # path instead (docs/atomics.md says when).
+        win = Window.Allocate(8, info={"provider": provider, "onesided_fast_path": "off"})
         lines += [f"### {provider}", "", "| call:op | " + " | ".join(dtypes) + " |",
                   "|---|" + "---|" * len(dtypes)]
         for f, (fname, admitted) in enumerate(_core.functions()):
