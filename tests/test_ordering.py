@@ -15,10 +15,17 @@ import numpy as np
 import pytest
 
 import onesided
-from conftest import PROVIDERS, provider_id, run_ranks
+from conftest import run_ranks
 from onesided import Window
 
 LITMUS = ["raw", "waw", "war"]
+# Where the ops run: the intra-node fast path (CPU atomics, the default on
+# one host), libfabric's shm provider (fast path off, as across hosts), tcp.
+PATHS = {
+    "fast": ("shm", {}),
+    "shm": ("shm", {"ONESIDED_FAST_PATH": "off"}),
+    "tcp": ("tcp;ofi_rxm", {}),
+}
 SEED = "12345"
 LINE = re.compile(r"^LITMUS (\w+) trials=(\d+) violations=(\d+)", re.M)
 
@@ -40,31 +47,31 @@ def litmus_lines(stdout: str) -> list[tuple[str, int, int]]:
 
 
 @pytest.mark.parametrize("nasty", ["off", "on"])
-@pytest.mark.parametrize("provider", PROVIDERS, ids=provider_id)
+@pytest.mark.parametrize("path", list(PATHS))
 @pytest.mark.parametrize("litmus", LITMUS)
 def test_litmus_default_ordering_has_no_violation(
-    litmus: str, provider: str, nasty: str, monkeypatch: pytest.MonkeyPatch
+    litmus: str, path: str, nasty: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With accumulate_ordering at its default, 2 x 2000 trials (both
     directions) of two accumulate-style ops in flight together show zero
     reorderings, natively, in software and with nasty mode's random issue
     order."""
-    out = run_ranks("ordering.py", 2, f"litmus_{litmus}", "default", provider=provider,
-                    env=nasty_env(nasty, monkeypatch), timeout=60)
+    out = run_ranks("ordering.py", 2, f"litmus_{litmus}", "default", provider=PATHS[path][0],
+                    env={**PATHS[path][1], **nasty_env(nasty, monkeypatch)}, timeout=60)
     assert f"PASS litmus_{litmus}" in out.stdout, out.stdout
     assert litmus_lines(out.stdout) == [(litmus, 4000, 0)], out.stdout
 
 
-@pytest.mark.parametrize("provider", PROVIDERS, ids=provider_id)
+@pytest.mark.parametrize("path", list(PATHS))
 @pytest.mark.parametrize("litmus", LITMUS)
 def test_litmus_ordering_none_in_nasty_mode_shows_violations(
-    litmus: str, provider: str, monkeypatch: pytest.MonkeyPatch
+    litmus: str, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With accumulate_ordering=none nothing orders the two ops of a trial:
     nasty mode must actually reorder some of them (a nasty mode that issued
     in program order, or kept orders nobody asked for, shows none)."""
-    out = run_ranks("ordering.py", 2, f"litmus_{litmus}", "none", "--expect-violations", provider=provider,
-                    env=nasty_env("on", monkeypatch), timeout=60)
+    out = run_ranks("ordering.py", 2, f"litmus_{litmus}", "none", "--expect-violations", provider=PATHS[path][0],
+                    env={**PATHS[path][1], **nasty_env("on", monkeypatch)}, timeout=60)
     assert f"PASS litmus_{litmus}" in out.stdout, out.stdout
     [(kind, trials, violations)] = litmus_lines(out.stdout)
     assert (kind, trials) == (litmus, 4000) and 0 < violations <= trials, out.stdout
@@ -79,25 +86,25 @@ def test_litmus_under_mpiexec_in_nasty_mode(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.mark.parametrize("nasty", ["off", "on"])
-@pytest.mark.parametrize("provider", PROVIDERS, ids=provider_id)
+@pytest.mark.parametrize("path", list(PATHS))
 def test_large_accumulate_then_small_ones_keep_program_order(
-    provider: str, nasty: str, monkeypatch: pytest.MonkeyPatch
+    path: str, nasty: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A 2 MiB Accumulate(SUM) followed, unflushed, by small REPLACEs inside
     its range: the target ends exactly as program order says."""
-    out = run_ranks("ordering.py", 2, "large_then_small", "default", provider=provider,
-                    env=nasty_env(nasty, monkeypatch), timeout=60)
+    out = run_ranks("ordering.py", 2, "large_then_small", "default", provider=PATHS[path][0],
+                    env={**PATHS[path][1], **nasty_env(nasty, monkeypatch)}, timeout=60)
     assert "PASS large_then_small" in out.stdout, out.stdout
     assert litmus_lines(out.stdout) == [("large_then_small", 6, 0)], out.stdout
 
 
 @pytest.mark.parametrize("nasty", ["off", "on"])
-@pytest.mark.parametrize("provider", PROVIDERS, ids=provider_id)
-def test_threads_keep_their_own_order(provider: str, nasty: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("path", list(PATHS))
+def test_threads_keep_their_own_order(path: str, nasty: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two threads per rank, one shared Lock_all epoch: each thread's
     raw/waw trials keep program order."""
-    out = run_ranks("ordering.py", 2, "threads_order", "default", provider=provider,
-                    env=nasty_env(nasty, monkeypatch), timeout=60)
+    out = run_ranks("ordering.py", 2, "threads_order", "default", provider=PATHS[path][0],
+                    env={**PATHS[path][1], **nasty_env(nasty, monkeypatch)}, timeout=60)
     assert "PASS threads_order" in out.stdout, out.stdout
     assert litmus_lines(out.stdout) == [("threads_raw", 4000, 0), ("threads_waw", 4000, 0)], out.stdout
 

@@ -74,7 +74,7 @@ def report(kind: str, violations: int, trials: int, mode: str, nasty: str, win: 
     total = sum(comm.allgather(int(violations)))
     if rank == 0:
         print(f"LITMUS {kind} trials={trials * size} violations={total} ordering={mode} nasty={nasty} "
-              f"provider={win.provider}", flush=True)
+              f"provider={win.provider} fast_path={win.Get_info()['onesided_fast_path']}", flush=True)
     return total
 
 
