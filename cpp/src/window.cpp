@@ -540,8 +540,13 @@ class Window::Impl final : public detail::MessageSink {
       if (const auto* r = local_regions_.find(addr, bytes)) return {r->remote, addr - r->base, addr};
     } else {
       for (int attempt = 0; attempt < 2; ++attempt) {
-        if (attempt == 1 || remote_stale_[target]) refresh_regions(target);
-        std::lock_guard lk(regions_mutex_);
+        if (attempt == 1) refresh_regions(target);
+        std::unique_lock lk(regions_mutex_);
+        if (remote_stale_[target]) {
+          lk.unlock();
+          refresh_regions(target);
+          lk.lock();
+        }
         if (const auto* r = remote_regions_[target].find(addr, bytes)) return {r->remote, addr - r->base, addr};
       }
     }
