@@ -434,9 +434,13 @@ class Window::Impl final : public detail::MessageSink {
     check_live();
     check_rank(target);
     release_held(target);
-    // The fast path's plain stores are complete; make them visible before
-    // whatever synchronisation follows.
-    if (fast_) std::atomic_thread_fence(std::memory_order_seq_cst);
+    // The fast path's ops completed in their calls (nothing is ever in
+    // flight): make their plain stores visible before whatever
+    // synchronisation follows, and that is all.
+    if (fast_) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      return raise_if_failed();
+    }
     // This rank too: its native atomics on its own memory go through the
     // provider (software ones and local puts complete at once and are not
     // counted).
@@ -448,7 +452,10 @@ class Window::Impl final : public detail::MessageSink {
   void flush_all() {
     check_live();
     release_held(-1);
-    if (fast_) std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (fast_) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      return raise_if_failed();
+    }
     std::vector<detail::InFlight::Token> cuts(static_cast<std::size_t>(nranks_));
     for (int r = 0; r < nranks_; ++r) cuts[r] = in_flight_.cut(r);
     endpoint_->progress().wait([&] {
