@@ -29,11 +29,11 @@ $(STAMPS)/system: tools/setup-debian.sh
 
 # mpi4py is built from source against Debian's MPICH (the binary wheel looks
 # for an MPI library name Debian does not ship); pip caches the build.
-$(STAMPS)/venv: $(STAMPS)/system pyproject.toml
+$(STAMPS)/venv: $(STAMPS)/system pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" cmake ninja numpy \
-		pytest pytest-timeout nbclient nbformat ipykernel mkdocs "mkdocstrings[python]"
+		pytest pytest-timeout nbclient nbformat ipykernel mkdocs "mkdocstrings[python]" matplotlib
 	$(PY) -c "import mpi4py.MPI" 2>/dev/null || \
 		MPICC=mpicc $(PY) -m pip install -q --no-binary=mpi4py "mpi4py>=4.0"
 	@mkdir -p $(STAMPS) && touch $@
