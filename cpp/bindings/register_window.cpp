@@ -205,6 +205,33 @@ void register_window(py::module_& m) {
              w.compare_and_swap(o.ptr, c.ptr, r.ptr, r.dtype, static_cast<int>(t), d);
              return true;
            })
+      .def("_rmw_fast",
+           [](Window& w, py::handle origin, py::handle result, py::handle target, py::handle disp, py::handle op) {
+             FastArray o, r;
+             std::int64_t t, d;
+             Op code;
+             if (!fast_array(result, true, r) || !fast_int(target, t) || !fast_int(disp, d) || !fast_op(op, code))
+               return false;
+             const bool inc = code == Op::Inc && origin.is_none();
+             if (!inc && (!fast_array(origin, false, o) || o.dtype != r.dtype || o.count != r.count)) return false;
+             py::gil_scoped_release nogil;  // as _rmw: the call may wait
+             w.rmw(code, inc ? nullptr : o.ptr, r.ptr, r.count, r.dtype, static_cast<int>(t), d);
+             return true;
+           })
+      .def("_rmw2_fast",
+           [](Window& w, py::handle origin, py::handle origin2, py::handle result, py::handle target,
+              py::handle disp, py::handle op) {
+             FastArray o, o2, r;
+             std::int64_t t, d;
+             Op code;
+             if (!fast_array(origin, false, o) || !fast_array(origin2, false, o2) || !fast_array(result, true, r) ||
+                 o.dtype != r.dtype || o2.dtype != r.dtype || o.count != r.count || o2.count != r.count ||
+                 !fast_int(target, t) || !fast_int(disp, d) || !fast_op(op, code))
+               return false;
+             py::gil_scoped_release nogil;
+             w.rmw2(code, o.ptr, o2.ptr, r.ptr, r.count, r.dtype, static_cast<int>(t), d);
+             return true;
+           })
       .def("_shared_query",
            [](const Window& w, int rank) {
              SharedMemory m = w.shared_query(rank);

@@ -603,6 +603,10 @@ class Window(_core.Window):
         Completes like the other RMA calls, or, with
         MODE_PASSIVE_EPOCH_IMPLICIT, before returning, inside its own
         exclusive lock epoch (no lock with MODE_NOCHECK as well)."""
+        if not assertion and self._rmw_fast(origin, result, target_rank, target_disp, op):
+            if self._holds:
+                self._keep(target_rank, origin, result)
+            return
         self._rmw_call(False, origin, None, result, target_rank, target_disp, op, assertion, False)
 
     def Rmw2(self, origin: Any, origin2: Any, result: Any, target_rank: int, target_disp: int = 0,
@@ -612,6 +616,10 @@ class Window(_core.Window):
         RMW2_COMP_SWAP_LT/_LE/_EQ/_GE/_GT/_NE (origin = comperand, origin2 =
         swaperand: when ``comperand OP target`` holds, target = swaperand).
         result receives the old values; same atomicity and completion as Rmw."""
+        if not assertion and self._rmw2_fast(origin, origin2, result, target_rank, target_disp, op):
+            if self._holds:
+                self._keep(target_rank, origin, origin2, result)
+            return
         self._rmw_call(True, origin, origin2, result, target_rank, target_disp, op, assertion, False)
 
     def Rrmw(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0,
