@@ -16,6 +16,7 @@
 
 #include "atomic_plan.hpp"
 #include "cpu_atomics.hpp"
+#include "cross_memory.hpp"
 #include "endpoint.hpp"
 #include "epoch.hpp"
 #include "in_flight.hpp"
@@ -154,6 +155,8 @@ class Window::Impl final : public detail::MessageSink {
     detail::RemoteRegion region;
     std::uint64_t size = 0;
     std::int32_t disp_unit = 1;
+    std::int64_t pid = 0;     // for cross-memory attach on one host
+    std::uint64_t base = 0;   // the window's first byte in that process
   };
 
   Impl(void* base, std::size_t size, int disp_unit, const Info& info,
@@ -198,6 +201,10 @@ class Window::Impl final : public detail::MessageSink {
       hook_ = std::make_shared<Hook>();
       hook_->impl = this;
     }
+    const std::string shortcut = value("onesided_fast_path");
+    const char* env_fast = std::getenv("ONESIDED_FAST_PATH");
+    auto off = [](const std::string& v) { return v == "off" || v == "false" || v == "0"; };
+    shortcuts_ = !off(shortcut) && !(env_fast && off(env_fast));
     setup(value("provider"));
   }
 
@@ -256,6 +263,8 @@ class Window::Impl final : public detail::MessageSink {
     pack(mine, region.key);
     pack(mine, static_cast<std::uint64_t>(size_));
     pack(mine, static_cast<std::int32_t>(disp_unit_));
+    pack(mine, static_cast<std::int64_t>(::getpid()));
+    pack(mine, reinterpret_cast<std::uint64_t>(base_));
     pack_str(mine, declared_.str() + "|" + ordering_.str() + "|" + software_only_);
     pack_str(mine, native.bytes());
     all = group_->allgather(mine);
@@ -271,6 +280,8 @@ class Window::Impl final : public detail::MessageSink {
       p.region.key = rd.get<std::uint64_t>();
       p.size = rd.get<std::uint64_t>();
       p.disp_unit = rd.get<std::int32_t>();
+      p.pid = rd.get<std::int64_t>();
+      p.base = rd.get<std::uint64_t>();
       const std::string hints = rd.str();
       const std::string table = rd.str();
       if (!st.empty()) {
@@ -312,9 +323,17 @@ class Window::Impl final : public detail::MessageSink {
     }
     remote_regions_.resize(static_cast<std::size_t>(nranks_));
     remote_stale_.assign(static_cast<std::size_t>(nranks_), 1);
-    // No rank may target this window before every rank has filled in its
-    // peer table: the handlers read it.
-    group_->barrier();
+    // Round 3, which is also the barrier no rank may pass before every
+    // rank has filled in its peer table (the handlers read it): may this
+    // rank reach every other's window by cross-memory attach?
+    const bool try_cma = flavor_ == Flavor::Create && same_host && shortcuts_ && provider_ == "shm";
+    bool reach = try_cma;
+    for (int r = 0; reach && r < nranks_; ++r)
+      if (r != rank_ && peers_[r].size > 0)
+        reach = detail::cma::can_read(static_cast<pid_t>(peers_[r].pid), peers_[r].base, 1);
+    all = group_->allgather(reach ? "1" : "0");
+    cma_ = try_cma;
+    for (const auto& a : all) cma_ = cma_ && a == "1";
   }
 
   // Local teardown, safe to call twice.
@@ -582,6 +601,10 @@ class Window::Impl final : public detail::MessageSink {
         std::memmove(local(w.at), origin, bytes);
         return;
       }
+      if (cma_) {
+        const Peer& p = peers_[target];
+        return detail::cma::write(static_cast<pid_t>(p.pid), p.base + w.at, origin, bytes);
+      }
       const Peer& p = peers_[target];
       submit(new RmaDone(this, target, request), [&](RmaDone* done) {
         endpoint_->transport().write(p.addr, origin, bytes, w.region, w.offset, done);
@@ -603,6 +626,10 @@ class Window::Impl final : public detail::MessageSink {
       if (target == rank_) {
         std::memmove(result, local(w.at), bytes);
         return;
+      }
+      if (cma_) {
+        const Peer& p = peers_[target];
+        return detail::cma::read(static_cast<pid_t>(p.pid), result, p.base + w.at, bytes);
       }
       const Peer& p = peers_[target];
       submit(new RmaDone(this, target, request), [&](RmaDone* done) {
@@ -1224,6 +1251,8 @@ class Window::Impl final : public detail::MessageSink {
   std::unique_ptr<std::byte[]> owned_;
   std::shared_ptr<detail::SharedSegment> shared_;  // Allocate_shared's memory, or the fast path's
   bool fast_ = false;  // intra-node fast path: direct loads, stores and CPU atomics
+  bool cma_ = false;   // Create windows on one host: puts and gets by cross-memory attach
+  bool shortcuts_ = true;  // onesided_fast_path / ONESIDED_FAST_PATH not off
   std::string provider_;
   std::shared_ptr<detail::Endpoint> endpoint_;
   std::unique_ptr<detail::LocalRegion> region_;
@@ -1384,6 +1413,9 @@ Info Window::info() const {
                                          : impl_->rule_.describe(impl_->any_native_, impl_->any_software_)},
       {"onesided_nasty", impl_->nasty_ ? "seed " + std::to_string(impl_->nasty_->seed()) : "off"},
       {"onesided_fast_path", impl_->fast_ ? "on" : "off"},
+      {"onesided_put_get", impl_->fast_ ? "memcpy on shared memory"
+                           : impl_->cma_ ? "cross-memory attach (process_vm_writev/readv)"
+                                         : "provider " + impl_->provider_},
   };
 }
 
