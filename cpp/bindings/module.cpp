@@ -5,6 +5,7 @@
 
 #include "endpoint.hpp"
 #include "onesided/error.hpp"
+#include "onesided/runtime.hpp"
 #include "onesided/types.hpp"
 
 namespace py = pybind11;
@@ -71,7 +72,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("op_applies", [](int op, int dtype) {
     return onesided::op_applies(static_cast<onesided::Op>(op), static_cast<onesided::Dtype>(dtype));
   });
-  m.def("shutdown", &onesided::detail::Endpoint::shutdown_all,
+  m.def("shutdown", &onesided::shutdown,
         "Stops the progress threads (called at interpreter exit).",
         py::call_guard<py::gil_scoped_release>());
 

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "onesided/error.hpp"
+#include "onesided/runtime.hpp"
 
 namespace onesided::detail {
 namespace {
@@ -74,3 +75,7 @@ void Endpoint::route(const std::byte* data, std::size_t len) {
 }
 
 }  // namespace onesided::detail
+
+namespace onesided {
+void shutdown() { detail::Endpoint::shutdown_all(); }
+}  // namespace onesided

@@ -174,12 +174,12 @@ class Window::Impl final : public detail::MessageSink {
         fast_(fast),
         epochs_(nranks_),
         in_flight_(nranks_),
+        lock_tokens_(static_cast<std::size_t>(nranks_), 0),
+        nocheck_(static_cast<std::size_t>(nranks_), 0),
         order_(nranks_),
         posts_(new std::atomic<int>[static_cast<std::size_t>(nranks_)]()),
         completes_(new std::atomic<int>[static_cast<std::size_t>(nranks_)]()),
-        start_consumed_(static_cast<std::size_t>(nranks_), 0),
-        lock_tokens_(static_cast<std::size_t>(nranks_), 0),
-        nocheck_(static_cast<std::size_t>(nranks_), 0) {
+        start_consumed_(static_cast<std::size_t>(nranks_), 0) {
     if (disp_unit <= 0) raise(ErrorCategory::Argument, "disp_unit must be positive");
     if (size > 0 && base == nullptr) raise(ErrorCategory::Argument, "window base is null");
     for (const auto& [key, value] : info) check_info_key(key);
@@ -917,7 +917,7 @@ class Window::Impl final : public detail::MessageSink {
     }
     // Local stores before Post are visible to the origins' RMA after it.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    endpoint_->progress().expect_traffic(+1);
+    if (!fast_) endpoint_->progress().expect_traffic(+1);
     for (int o = 0; o < nranks_; ++o) {
       if (!mask[o]) continue;
       if (o == rank_) posts_[o].fetch_add(1, std::memory_order_release);
@@ -977,7 +977,7 @@ class Window::Impl final : public detail::MessageSink {
   void end_exposure(const std::vector<bool>& group) {
     for (int o = 0; o < nranks_; ++o)
       if (group[o]) completes_[o].fetch_sub(1, std::memory_order_acq_rel);
-    endpoint_->progress().expect_traffic(-1);
+    if (!fast_) endpoint_->progress().expect_traffic(-1);
     // The origins' updates are visible to local loads after Wait.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     std::lock_guard lk(epoch_mutex_);
@@ -1148,7 +1148,7 @@ class Window::Impl final : public detail::MessageSink {
         return;
       }
       case MsgKind::Lock: {
-        endpoint_->progress().expect_traffic(+1);
+        if (!fast_) endpoint_->progress().expect_traffic(+1);
         bool granted;
         {
           std::lock_guard lk(lock_mutex_);
@@ -1159,7 +1159,7 @@ class Window::Impl final : public detail::MessageSink {
         return;
       }
       case MsgKind::Unlock:
-        endpoint_->progress().expect_traffic(-1);
+        if (!fast_) endpoint_->progress().expect_traffic(-1);
         unlock_local(origin);
         send_control(origin, MsgKind::UnlockDone, 0, h.token);
         return;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <onesided/error.hpp>
+#include <onesided/runtime.hpp>
 #include <onesided/window.hpp>
 
 using onesided::Dtype;
@@ -90,6 +91,7 @@ int main() {
     std::fprintf(stderr, "counter: onesided error: %s\n", e.what());
     return 1;
   }
+  onesided::shutdown();  // progress thread and provider endpoints
   if (failures) {
     std::fprintf(stderr, "counter: %d check(s) failed\n", failures);
     return 1;
