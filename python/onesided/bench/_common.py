@@ -1,0 +1,134 @@
+"""Timing loops, barriers, progress lines and markdown tables shared by the figures."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from itertools import repeat
+from typing import Any, Callable, Sequence
+
+Call = tuple[Callable[..., Any], tuple[Any, ...]]  # a bound method and its positional arguments
+
+
+@dataclass
+class Settings:
+    """How long each figure runs; --quick shrinks every count."""
+
+    quick: bool
+    iters: int  # latency: ops (each with a flush) per repetition
+    reps: int  # repetitions; every figure is their median
+    bw_budget: int  # bandwidth: bytes moved per repetition (at least one window)
+    bw_max_loops: int  # bandwidth: cap on windows per repetition for small sizes
+    window: int = 64  # bandwidth: ops per flush (OSU put_bw style)
+    rate_batch: int = 256  # message rate: ops per flush
+    rate_batches: int = 200  # message rate: flushes per repetition
+    contended_seconds: float = 0.5  # contended counter: seconds of fetch_and_ops per repetition
+    sizes: list[int] = field(default_factory=list)
+
+    @classmethod
+    def make(cls, quick: bool, iters: int | None, reps: int | None) -> "Settings":
+        if quick:
+            s = cls(True, iters or 300, reps or 5, bw_budget=16 << 20, bw_max_loops=40,
+                    rate_batches=40, contended_seconds=0.05)
+            # 8 B, 32 B, ..., 2 MiB (powers of 4 from 8 B), then 4 MiB
+            s.sizes = [8 << (2 * k) for k in range(10)] + [4 << 20]
+        else:
+            s = cls(False, iters or 2000, reps or 15, bw_budget=64 << 20, bw_max_loops=100, contended_seconds=0.3)
+            s.sizes = [8 << k for k in range(20)]  # 8 B ... 4 MiB, powers of 2
+        return s
+
+
+class Progress:
+    """Progress lines on rank 0's stderr, with the time since the start."""
+
+    def __init__(self, rank: int) -> None:
+        self.rank = rank
+        self.t0 = time.perf_counter()
+
+    def __call__(self, message: str) -> None:
+        if self.rank == 0:
+            print(f"[bench {time.perf_counter() - self.t0:6.1f} s] {message}", file=sys.stderr, flush=True)
+
+
+def idle_barrier(comm: Any) -> None:
+    """A barrier that leaves the CPU to progress threads while it waits (how
+    a onesided target waits: on 2 cores a rank spinning in MPI would starve
+    the progress thread of the libfabric path)."""
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(0.0002)
+
+
+def latency_us(call: Call, flush: Callable[[int], None], target: int, iters: int) -> float:
+    """Microseconds per (op + flush(target)) over ``iters`` ops, after a
+    warm-up of a tenth as many."""
+    fn, args = call
+    for _ in repeat(None, max(10, iters // 10)):
+        fn(*args)
+        flush(target)
+    t0 = time.perf_counter()
+    for _ in repeat(None, iters):
+        fn(*args)
+        flush(target)
+    return (time.perf_counter() - t0) / iters * 1e6
+
+
+def batch_seconds(call: Call, flush: Callable[[int], None] | None, target: int, batch: int, batches: int) -> float:
+    """Seconds per batch of ``batch`` ops followed by one flush (no flush
+    when ``flush`` is None: the memcpy reference), over ``batches`` batches,
+    after a warm-up of a tenth as many (at least one)."""
+    fn, args = call
+
+    def run(n: int) -> None:
+        for _ in repeat(None, n):
+            for _ in repeat(None, batch):
+                fn(*args)
+            if flush is not None:
+                flush(target)
+
+    run(max(1, batches // 10))
+    t0 = time.perf_counter()
+    run(batches)
+    return (time.perf_counter() - t0) / batches
+
+
+def fmt_size(n: int) -> str:
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+def fmt_num(x: float) -> str:
+    """Four significant digits, never rounded to zero."""
+    return f"{x:.4g}"
+
+
+def fmt_rate(ops_per_s: float) -> str:
+    return f"{ops_per_s / 1e6:.4g} Mops/s"
+
+
+def fmt_ratio(a: float | None, b: float | None) -> str:
+    if a is None or b is None or not math.isfinite(a) or not math.isfinite(b) or b <= 0:
+        return "n/a"
+    r = a / b
+    return f"{r:.2f}" if r >= 0.1 else f"{r:.2g}"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A markdown table, padded for the terminal; the first column is left-aligned."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    lines = ["| " + " | ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths)))
+             + " |",
+             "|" + "|".join(("-" * (w + 1) + ":") if i else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                       for i, (c, w) in enumerate(zip(r, widths))) + " |")
+    return "\n".join(lines)
+
+
+def heading(title: str, *notes: str) -> str:
+    """A markdown heading and note lines, each a paragraph of its own."""
+    return "\n\n".join([f"### {title}", *notes]) + "\n"

@@ -1,0 +1,436 @@
+"""The figures: each measured for onesided and for mpi4py's MPI.Win in the same run.
+
+Every function is collective over ``comm``; results come back on rank 0
+(other ranks get None). On 2-rank figures rank 0 is the origin and rank 1
+the passive target.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from ._common import (
+    Call,
+    Progress,
+    Settings,
+    batch_seconds,
+    fmt_num,
+    fmt_rate,
+    fmt_ratio,
+    fmt_size,
+    heading,
+    idle_barrier,
+    latency_us,
+    table,
+)
+
+FAST = {"onesided_fast_path": "on"}
+SHM = {"onesided_fast_path": "off", "provider": "shm"}
+
+# Open MPI 4.1's osc/rdma crashes on compare-and-swap between ranks of one node.
+OMPI_CAS_NOTE = (
+    "note: this is Open MPI 4.1, whose osc/rdma component crashes on MPI_Compare_and_swap between ranks "
+    "of one node (open-mpi/ompi#7027); run with `mpiexec --mca osc sm ...` (or OMPI_MCA_osc=sm). "
+    "Without it the MPI.Win compare_and_swap figures are skipped."
+)
+
+
+def open_mpi_41(MPI: Any) -> bool:
+    return "Open MPI v4.1" in MPI.Get_library_version()
+
+
+def mpi_cas_ok(MPI: Any) -> bool:
+    return not open_mpi_41(MPI) or "sm" in os.environ.get("OMPI_MCA_osc", "").split(",")
+
+
+def mpi_version(MPI: Any) -> str:
+    return " ".join(MPI.Get_library_version().splitlines()[0].split())
+
+
+def _on_origin(comm: Any, mpi: bool, fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` on rank 0 while rank 1 is the passive target: for MPI.Win
+    it waits inside MPI_Barrier (MPICH progresses passive-target RMA only
+    inside MPI calls), for onesided it naps while testing an Ibarrier."""
+    comm.Barrier()
+    result = fn() if comm.rank == 0 else None
+    if mpi:
+        comm.Barrier()
+    else:
+        idle_barrier(comm)
+    return result
+
+
+def _interleaved(comm: Any, entries: list[tuple[str, Any, bool, Call]], reps: int,
+                 measure: Callable[[Call, Any], float]) -> dict[str, float]:
+    """Median over ``reps`` of ``measure(call, win)`` for each entry
+    (key, window, is MPI.Win, call), the entries taking turns within each
+    repetition so that a slow spell of the machine hits them alike. Each
+    measurement runs inside Lock_all at rank 0; medians come back on rank 0."""
+    samples: dict[str, list[float]] = {key: [] for key, _, _, _ in entries}
+    for _ in range(reps):
+        for key, win, mpi, call in entries:
+
+            def run(win: Any = win, call: Call = call) -> float:
+                win.Lock_all()
+                try:
+                    return measure(call, win)
+                finally:
+                    win.Unlock_all()
+
+            value = _on_origin(comm, mpi, run)
+            if comm.rank == 0:
+                samples[key].append(value)
+    return {key: statistics.median(v) for key, v in samples.items()} if comm.rank == 0 else {}
+
+
+def _buffers() -> dict[str, np.ndarray]:
+    return {
+        "o": np.ones(1, dtype=np.int64),
+        "r": np.zeros(1, dtype=np.int64),
+        "c": np.zeros(1, dtype=np.int64),
+    }
+
+
+# -- 1. latency ---------------------------------------------------------------
+
+LATENCY_ROWS = [
+    "put 8 B",
+    "get 8 B",
+    "accumulate SUM int64",
+    "get_accumulate SUM int64",
+    "fetch_and_op SUM int64",
+    "compare_and_swap int64",
+    "rmw INC int64",
+    "rmw2 COMP_SWAP_LT int64",
+]
+
+
+def latency_calls(win: Any, lib: Any, b: dict[str, np.ndarray], onesided: bool) -> dict[str, Call | None]:
+    """Each row's call on ``win`` (None: the library has no such operation)."""
+    o, r, c = b["o"], b["r"], b["c"]
+    calls: dict[str, Call | None] = {
+        "put 8 B": (win.Put, (o, 1)),
+        "get 8 B": (win.Get, (r, 1)),
+        "accumulate SUM int64": (win.Accumulate, (o, 1, None, lib.SUM)),
+        "get_accumulate SUM int64": (win.Get_accumulate, (o, r, 1, None, lib.SUM)),
+        "fetch_and_op SUM int64": (win.Fetch_and_op, (o, r, 1, 0, lib.SUM)),
+        "compare_and_swap int64": (win.Compare_and_swap, (o, c, r, 1, 0)),
+        "rmw INC int64": None,
+        "rmw2 COMP_SWAP_LT int64": None,
+    }
+    if onesided:
+        calls["rmw INC int64"] = (win.Rmw, (None, r, 1, 0, lib.RMW_INC))
+        calls["rmw2 COMP_SWAP_LT int64"] = (win.Rmw2, (c, o, r, 1, 0, lib.RMW2_COMP_SWAP_LT))
+    return calls
+
+
+def latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
+    """8-byte op + Flush latency: onesided fast path, onesided over libfabric
+    shm (fast path off), MPI.Win.Allocate."""
+    b = _buffers()
+    wins = {
+        "fast": (onesided.Window.Allocate(64, disp_unit=8, info=FAST, comm=comm), onesided, False),
+        "shm": (onesided.Window.Allocate(64, disp_unit=8, info=SHM, comm=comm), onesided, False),
+        "mpi": (MPI.Win.Allocate(64, disp_unit=8, comm=comm), MPI, True),
+    }
+    fast_path = wins["fast"][0].Get_info()["onesided_fast_path"]
+    shm_provider = wins["shm"][0].provider
+    cas_ok = mpi_cas_ok(MPI)
+    figures: dict[str, dict[str, float | None]] = {}
+    for name in LATENCY_ROWS:
+        progress(f"latency: {name}")
+        entries = []
+        for column, (win, lib, mpi) in wins.items():
+            call = latency_calls(win, lib, b, not mpi)[name]
+            if call is not None and not (mpi and name.startswith("compare_and_swap") and not cas_ok):
+                entries.append((column, win, mpi, call))
+        got = _interleaved(comm, entries, s.reps,
+                           lambda call, win: latency_us(call, win.Flush, 1, s.iters))
+        figures[name] = {column: got.get(column) for column in wins}
+    for win, _, _ in wins.values():
+        win.Free()
+    if comm.rank != 0:
+        return None
+    return {"rows": figures, "fast_path": fast_path, "shm_provider": shm_provider}
+
+
+def latency_text(res: dict[str, Any], s: Settings, version: str) -> str:
+    def us(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.3g} us"
+
+    rows = [[name, us(f["fast"]), us(f["shm"]), us(f["mpi"]), fmt_ratio(f["fast"], f["mpi"])]
+            for name, f in res["rows"].items()]
+    head = heading(
+        "1. Latency: 8 B op + Flush, 2 ranks on one host",
+        f"us per op + Flush: median of {s.reps} repetitions of {s.iters}, each after a warm-up, the three "
+        "columns taking turns. onesided fast path: "
+        f"`onesided_fast_path={res['fast_path']}`; libfabric: `onesided_fast_path=off`, provider "
+        f"`{res['shm_provider']}`. Peer: mpi4py `MPI.Win.Allocate` on {version}. ratio = fast path / MPI.Win "
+        "(below 1: onesided faster).",
+    )
+    return head + "\n" + table(
+        ["operation", "onesided fast path", "onesided libfabric shm", "MPI.Win", "ratio fast/MPI"], rows)
+
+
+# -- 2. bandwidth -------------------------------------------------------------
+
+def _loops(s: Settings, size: int) -> int:
+    return max(1, min(s.bw_max_loops, s.bw_budget // (size * s.window)))
+
+
+def bandwidth(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
+    """Put and get bandwidth, ``window`` ops of one size to the same target
+    offset then one Flush (OSU put_bw/get_bw style), GB/s = 1e9 B/s."""
+    top = max(s.sizes)
+    src = np.full(top, 7, dtype=np.uint8)
+    dst = np.zeros(top, dtype=np.uint8)
+    ours = onesided.Window.Allocate(top, disp_unit=1, info=FAST, comm=comm)
+    theirs = MPI.Win.Allocate(top, disp_unit=1, comm=comm)
+    out: dict[int, dict[str, float]] = {}
+    for size in s.sizes:
+        progress(f"bandwidth: {fmt_size(size)}")
+        loops = _loops(s, size)
+        o, d = src[:size], dst[:size]
+        entries = [(f"{op} {column}", win, mpi, (win.Put, (o, 1)) if op == "put" else (win.Get, (d, 1)))
+                   for op in ("put", "get") for column, win, mpi in (("onesided", ours, False), ("mpi", theirs, True))]
+        got = _interleaved(comm, entries, s.reps,
+                           lambda call, win: batch_seconds(call, win.Flush, 1, s.window, loops))
+        if comm.rank == 0:
+            row = {key: size * s.window / sec / 1e9 for key, sec in got.items()}
+            memcpy = [batch_seconds((np.copyto, (d, o)), None, 0, s.window, loops) for _ in range(s.reps)]
+            row["memcpy"] = size * s.window / statistics.median(memcpy) / 1e9
+            out[size] = row
+    ours.Free()
+    theirs.Free()
+    if comm.rank != 0:
+        return None
+    return {"rows": out}
+
+
+def bandwidth_text(res: dict[str, Any], s: Settings) -> str:
+    rows = []
+    for size, f in res["rows"].items():
+        rows.append([fmt_size(size),
+                     fmt_num(f["put onesided"]), fmt_num(f["put mpi"]), fmt_ratio(f["put onesided"], f["put mpi"]),
+                     fmt_num(f["get onesided"]), fmt_num(f["get mpi"]), fmt_ratio(f["get onesided"], f["get mpi"]),
+                     fmt_num(f["memcpy"])])
+    head = heading(
+        "2. Bandwidth: put and get, GB/s (1e9 B/s)",
+        f"{s.window} ops of one size to the same target offset, then one Flush (OSU put_bw style), "
+        f"repeated up to {s.bw_max_loops} times (at least once, about {s.bw_budget >> 20} MiB in all); median "
+        f"of {s.reps} repetitions, the columns taking turns. onesided on the fast path, peer "
+        "MPI.Win.Allocate. ratio = onesided / MPI.Win (above 1: onesided faster).",
+        "memcpy: np.copyto of the same size within one process, as a reference. A put on the fast path is "
+        "a copy by the origin's core into memory the target maps, and nothing reads it on the target's "
+        "core during the loop. A cross-core memcpy, where the other core then reads the data, cannot be "
+        "measured simply from Python, so this column is a same-core copy. Buffers up to 4 MiB stay in "
+        "cache, so the large sizes measure cache bandwidth, not DRAM bandwidth.",
+    )
+    return head + "\n" + table(
+        ["size", "put onesided", "put MPI.Win", "put ratio", "get onesided", "get MPI.Win", "get ratio", "memcpy"],
+        rows)
+
+
+# -- 3. message rate ----------------------------------------------------------
+
+RATE_ROWS = ["put 8 B", "accumulate SUM int64"]
+
+
+def message_rate(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
+    """8-byte non-blocking ops, ``rate_batch`` per Flush, ops/s."""
+    b = _buffers()
+    ours = onesided.Window.Allocate(64, disp_unit=8, info=FAST, comm=comm)
+    theirs = MPI.Win.Allocate(64, disp_unit=8, comm=comm)
+    out: dict[str, dict[str, float]] = {}
+    for name in RATE_ROWS:
+        progress(f"message rate: {name}")
+        entries = []
+        for column, win, lib, mpi in (("onesided", ours, onesided, False), ("mpi", theirs, MPI, True)):
+            call = latency_calls(win, lib, b, not mpi)[name]
+            assert call is not None
+            entries.append((column, win, mpi, call))
+        got = _interleaved(comm, entries, s.reps,
+                           lambda call, win: batch_seconds(call, win.Flush, 1, s.rate_batch, s.rate_batches))
+        row = {key: s.rate_batch / sec for key, sec in got.items()}
+        if comm.rank == 0:
+            out[name] = row
+    ours.Free()
+    theirs.Free()
+    return {"rows": out} if comm.rank == 0 else None
+
+
+def message_rate_text(res: dict[str, Any], s: Settings) -> str:
+    rows = [[name, fmt_rate(f["onesided"]), fmt_rate(f["mpi"]), fmt_ratio(f["onesided"], f["mpi"])]
+            for name, f in res["rows"].items()]
+    head = heading(
+        f"3. Message rate: 8 B ops, {s.rate_batch} per Flush",
+        f"Millions of ops per second at the origin: median of {s.reps} repetitions of {s.rate_batches} "
+        "flushes, the columns taking turns. onesided "
+        "on the fast path, peer MPI.Win.Allocate. ratio = onesided / MPI.Win (above 1: onesided faster).",
+    )
+    return head + "\n" + table([f"operation ({s.rate_batch} per flush)", "onesided fast path", "MPI.Win", "ratio"],
+                               rows)
+
+
+# -- 4. contended counter -----------------------------------------------------
+
+def _contended_rep(comm: Any, win: Any, call: Call, mpi: bool, seconds: float, warm: float) -> tuple[int, float, int]:
+    """Every rank: fetch_and_op SUM 1 on rank 0's counter, Flush(0) after
+    each, for ``seconds`` from a common start (after ``warm`` seconds of
+    warm-up). Returns (ops timed, seconds, ops issued in all)."""
+    barrier: Callable[[], None] = comm.Barrier if mpi else (lambda: idle_barrier(comm))
+    fn, args = call
+    flush = win.Flush
+    clock = time.perf_counter
+    win.Lock_all()
+    warm_ops = 0
+    end = clock() + warm
+    while warm > 0:
+        fn(*args)
+        flush(0)
+        warm_ops += 1
+        if clock() >= end:
+            break
+    barrier()
+    n = 0
+    t0 = clock()
+    end = t0 + seconds
+    while True:
+        fn(*args)
+        flush(0)
+        n += 1
+        if clock() >= end:
+            break
+    elapsed = clock() - t0
+    win.Unlock_all()
+    barrier()  # rank 0, the target, waits here (for MPI.Win: progressing) until every rank is done
+    return n, elapsed, n + warm_ops
+
+
+def _read_counter(comm: Any, win: Any, lib: Any) -> int | None:
+    value = np.zeros(1, dtype=np.int64)
+    if comm.rank == 0:
+        win.Lock(0, lib.LOCK_SHARED)
+        win.Get(value, 0)
+        win.Unlock(0)
+    return int(value[0]) if comm.rank == 0 else None
+
+
+def contended(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
+    """Counter throughput with every rank of ``comm`` hammering rank 0; the
+    libraries take turns within each repetition."""
+    o, r = np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    wins = {
+        "onesided": (onesided.Window.Allocate(8, disp_unit=8, info=FAST, comm=comm), onesided, False),
+        "mpi": (MPI.Win.Allocate(8, disp_unit=8, comm=comm), MPI, True),
+    }
+    samples: dict[str, list[tuple[int, float]]] = {key: [] for key in wins}
+    issued = {key: 0 for key in wins}
+    for rep in range(s.reps):
+        progress(f"contended counter on {comm.size} ranks: repetition {rep + 1} of {s.reps}")
+        for key, (win, lib, mpi) in wins.items():
+            call = (win.Fetch_and_op, (o, r, 0, 0, lib.SUM))
+            n, elapsed, all_ops = _contended_rep(comm, win, call, mpi, s.contended_seconds, s.contended_seconds / 10)
+            samples[key].append((n, elapsed))
+            issued[key] += all_ops
+    out: dict[str, dict[str, Any]] = {}
+    for key, (win, lib, mpi) in wins.items():
+        counter = _read_counter(comm, win, lib)
+        every = comm.gather((samples[key], issued[key]), root=0)
+        if comm.rank == 0:
+            total = [sum(smp[k][0] for smp, _ in every) / max(smp[k][1] for smp, _ in every) for k in range(s.reps)]
+            per_rank = [smp[k][0] / smp[k][1] for smp, _ in every for k in range(s.reps)]
+            slowest = [min(smp[k][0] / smp[k][1] for smp, _ in every) for k in range(s.reps)]
+            out[key] = {
+                "total": statistics.median(total),
+                "per_rank": statistics.median(per_rank),
+                "slowest": statistics.median(slowest),
+                "counter": counter,
+                "expected": sum(n for _, n in every),
+            }
+        comm.Barrier()
+        win.Free()
+    if comm.rank != 0:
+        return None
+    return {"rows": out, "ranks": comm.size}
+
+
+def contended_ok(res: dict[str, Any]) -> bool:
+    return all(f["counter"] == f["expected"] for f in res["rows"].values())
+
+
+def contended_text(res: dict[str, Any], s: Settings) -> str:
+    f1, f2 = res["rows"]["onesided"], res["rows"]["mpi"]
+
+    def check(f: dict[str, Any]) -> str:
+        verdict = "ok" if f["counter"] == f["expected"] else "MISMATCH"
+        return f"{verdict} ({f['counter']} of {f['expected']})"
+
+    rows = [
+        ["ops/s total", fmt_rate(f1["total"]), fmt_rate(f2["total"]), fmt_ratio(f1["total"], f2["total"])],
+        ["ops/s per rank (median)", fmt_rate(f1["per_rank"]), fmt_rate(f2["per_rank"]),
+         fmt_ratio(f1["per_rank"], f2["per_rank"])],
+        ["ops/s per rank (slowest)", fmt_rate(f1["slowest"]), fmt_rate(f2["slowest"]),
+         fmt_ratio(f1["slowest"], f2["slowest"])],
+        ["final counter", check(f1), check(f2), ""],
+    ]
+    n = res["ranks"]
+    head = heading(
+        f"4. Contended counter: {n} ranks, fetch_and_op SUM on rank 0's counter",
+        f"Every rank issues fetch_and_op SUM int64 on rank 0's counter, each followed by Flush(0), for "
+        f"{s.contended_seconds:g} s from a common start; median of {s.reps} repetitions, the libraries taking "
+        "turns. Total: every rank's ops over the longest rank's time; per rank: each rank's own rate, the "
+        "median rank and the slowest. onesided on the fast path, peer "
+        "MPI.Win.Allocate. ratio = onesided / MPI.Win (above 1: onesided faster). The final counter must "
+        "equal every op issued, warm-up included.",
+    )
+    return head + "\n" + table([f"figure ({n} ranks)", "onesided fast path", "MPI.Win", "ratio"], rows)
+
+
+# -- atomics by path (libfabric) ----------------------------------------------
+
+NATIVE_INFO = {
+    "accumulate_ops": "fetch_and_op:sum,compare_and_swap,accumulate:sum,rmw:inc,rmw2:comp_swap_lt",
+    # tcp;ofi_rxm does not keep atomic write-after-read order
+    "accumulate_ordering": "rar,raw,waw",
+}
+PATH_ROWS = ["fetch_and_op SUM int64", "compare_and_swap int64", "accumulate SUM int64", "rmw INC int64",
+             "rmw2 COMP_SWAP_LT int64"]
+
+
+def paths(comm: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
+    """onesided's native against software atomics on libfabric shm and tcp
+    (fast path off on every window)."""
+    b = _buffers()
+    iters = max(10, s.iters // 2)
+    columns: list[tuple[str, dict[str, float]]] = []
+    for provider in ("shm", "tcp;ofi_rxm"):
+        for path, extra in (("native", NATIVE_INFO), ("software", {"onesided_atomics": "software"})):
+            progress(f"atomics by path: {provider} {path}")
+            info = {"provider": provider, "onesided_fast_path": "off", **extra}
+            win = onesided.Window.Allocate(64, disp_unit=8, info=info, comm=comm)
+            actual = "native" if win.atomics["sum", "int64"].native else "software"
+            calls = latency_calls(win, onesided, b, True)
+            entries = [(name, win, False, calls[name]) for name in PATH_ROWS]
+            figures = _interleaved(comm, entries, s.reps,  # type: ignore[arg-type]
+                                   lambda call, win: latency_us(call, win.Flush, 1, iters))
+            columns.append((f"{provider.split(';')[0]} {actual}", figures))
+            win.Free()
+    return {"columns": columns, "iters": iters} if comm.rank == 0 else None
+
+
+def paths_text(res: dict[str, Any], s: Settings) -> str:
+    columns = res["columns"]
+    rows = [[name, *(f"{f[name]:.3g}" for _, f in columns)] for name in PATH_ROWS]
+    head = heading(
+        "5. onesided atomics by path (libfabric, fast path off)",
+        f"us per op + Flush: median of {s.reps} repetitions of {res['iters']}; every window has "
+        "`onesided_fast_path=off`. "
+        "native: the provider's atomics; software: a message to the target, applied there.",
+    )
+    return head + "\n" + table(["operation", *(c for c, _ in columns)], rows)

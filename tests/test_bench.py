@@ -1,0 +1,147 @@
+"""`python -m onesided.bench` runs under mpiexec and prints sane tables.
+
+Only the shape and sanity of the output are checked (figures positive and
+finite, ratios printed, the contended counter exact), never speed: the
+machine that runs the tests is noisy.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from onesided._spawn import finish
+
+DEADLINE = 120  # seconds; a quick run takes a few
+
+
+def bench(*args: str, env: dict[str, str] | None = None, ranks: int = 2) -> subprocess.CompletedProcess[str]:
+    """Run the benchmark under mpiexec in its own session; on the deadline
+    the whole job is terminated (then its process group killed) and the test fails."""
+    if shutil.which("mpiexec") is None:
+        pytest.fail("mpiexec not found: `make test` installs Debian's mpich")
+    cmd = ["mpiexec", "-n", str(ranks), sys.executable, "-m", "onesided.bench", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})}, start_new_session=True)
+    out, err, expired = finish(proc, DEADLINE)
+    if expired:
+        pytest.fail(f"{' '.join(cmd)} outlived {DEADLINE} s\nstdout:\n{out}\nstderr:\n{err}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def tables(text: str) -> dict[str, list[list[str]]]:
+    """Every markdown table of the output, keyed by the number of the
+    '### N. title' heading above it; rows without the header and rule."""
+    found: dict[str, list[list[str]]] = {}
+    section = None
+    for line in text.splitlines():
+        m = re.match(r"### (\d+)\. ", line)
+        if m:
+            section = m.group(1)
+        elif line.startswith("|") and section is not None:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            found.setdefault(section, []).append(cells)
+    return {k: rows[2:] for k, rows in found.items()}  # drop header and |---| rule
+
+
+def number(cell: str, unit: str = "", positive: bool = True) -> float:
+    """The figure in a cell: finite, and positive unless it is the peer's
+    figure or a ratio (only onesided's own figures must be positive)."""
+    assert cell.endswith(unit), f"{cell!r} does not end in {unit!r}"
+    value = float(cell[: len(cell) - len(unit)].strip())
+    assert math.isfinite(value) and (value > 0 if positive else value >= 0), cell
+    return value
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path | None]:
+    charts = None
+    try:
+        import matplotlib  # noqa: F401
+
+        charts = tmp_path_factory.mktemp("charts")
+    except ImportError:
+        pass
+    args = ["--quick"] + (["--plot", str(charts)] if charts else [])
+    proc = bench(*args)
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc, charts
+
+
+def test_latency_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
+    rows = tables(quick[0].stdout)["1"]
+    names = [r[0] for r in rows]
+    assert names == ["put 8 B", "get 8 B", "accumulate SUM int64", "get_accumulate SUM int64",
+                     "fetch_and_op SUM int64", "compare_and_swap int64", "rmw INC int64", "rmw2 COMP_SWAP_LT int64"]
+    for name, fast, shm, mpi, ratio in rows:
+        number(fast, "us")
+        number(shm, "us")
+        if name.startswith("rmw"):
+            assert mpi == ratio == "n/a"
+        else:
+            number(mpi, "us", positive=False)
+            number(ratio, positive=False)
+    assert "onesided_fast_path=on" in quick[0].stdout
+
+
+def test_bandwidth_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
+    rows = tables(quick[0].stdout)["2"]
+    assert rows[0][0] == "8 B" and rows[-1][0] == "4 MiB" and len(rows) >= 8
+    for size, put, put_mpi, put_ratio, get, get_mpi, get_ratio, memcpy in rows:
+        for cell in (put, get, memcpy):
+            number(cell)
+        for cell in (put_mpi, put_ratio, get_mpi, get_ratio):
+            number(cell, positive=False)
+    assert "cross-core memcpy" in quick[0].stdout and "cannot be measured" in quick[0].stdout
+
+
+def test_message_rate_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
+    rows = tables(quick[0].stdout)["3"]
+    assert [r[0] for r in rows] == ["put 8 B", "accumulate SUM int64"]
+    for _, ours, theirs, ratio in rows:
+        number(ours, "Mops/s")
+        number(theirs, "Mops/s", positive=False)
+        number(ratio, positive=False)
+
+
+def test_contended_commands_and_charts(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
+    out, charts = quick[0].stdout, quick[1]
+    for n in (2, 4, 8):
+        assert f"mpiexec -n {n} python -m onesided.bench --contended" in out
+    assert "4" not in tables(out), "the contended table runs only with --contended or --all"
+    assert "[bench" in quick[0].stderr, "progress goes to stderr"
+    if charts is not None:
+        for name in ("latency.png", "bandwidth.png"):
+            assert (charts / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_contended_counter_is_exact() -> None:
+    proc = bench("--contended", "--quick")
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    rows = {r[0]: r[1:] for r in tables(proc.stdout)["4"]}
+    for figure in ("ops/s total", "ops/s per rank (median)", "ops/s per rank (slowest)"):
+        ours, theirs, ratio = rows[figure]
+        number(ours, "Mops/s")
+        number(theirs, "Mops/s", positive=False)
+        number(ratio, positive=False)
+    for cell in rows["final counter"][:2]:
+        m = re.fullmatch(r"ok \((\d+) of (\d+)\)", cell)
+        assert m and m.group(1) == m.group(2) and int(m.group(1)) > 0, cell
+
+
+def test_plot_without_matplotlib_fails(tmp_path: Path) -> None:
+    fake = tmp_path / "matplotlib"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('matplotlib hidden by the test')\n")
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
+    proc = bench("--quick", "--plot", str(tmp_path / "charts"), env={"PYTHONPATH": path})
+    assert proc.returncode != 0
+    assert "matplotlib" in proc.stderr
+    assert not (tmp_path / "charts").exists()
