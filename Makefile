@@ -12,12 +12,18 @@ STAMPS := .stamps
 CPP_BUILD := build/cpp
 CPP_PREFIX := build/prefix
 SOURCES := $(shell find cpp python -type f -not -name '*.pyc') CMakeLists.txt pyproject.toml
+# MPICH by its own name: mpi4py in $(VENV) is built against MPICH, and the plain
+# mpiexec/mpicc are alternatives that point at Open MPI once Debian's Open MPI is
+# installed too. Looked up when a recipe runs, after setup has installed MPICH;
+# the plain name only where there is no .mpich one.
+MPICH_MPIEXEC = $(or $(firstword $(shell command -v mpiexec.mpich mpiexec)),mpiexec.mpich)
+MPICH_MPICC = $(or $(firstword $(shell command -v mpicc.mpich mpicc)),mpicc.mpich)
 
 .PHONY: demo test setup build cpp-test cpp-example py-test bench clean
 
 demo: build
 	$(PY) -m onesided run -n 4 examples/histogram.py
-	timeout 600 mpiexec -n 2 $(PY) -m onesided.bench --quick
+	timeout 600 $(MPICH_MPIEXEC) -n 2 $(PY) -m onesided.bench --quick
 
 test: cpp-test cpp-example py-test
 
@@ -35,7 +41,7 @@ $(STAMPS)/venv: $(STAMPS)/system pyproject.toml Makefile
 	$(PY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" cmake ninja numpy \
 		pytest pytest-timeout nbclient nbformat ipykernel mkdocs "mkdocstrings[python]" matplotlib
 	$(PY) -c "import mpi4py.MPI" 2>/dev/null || \
-		MPICC=mpicc $(PY) -m pip install -q --no-binary=mpi4py "mpi4py>=4.0"
+		MPICC=$(MPICH_MPICC) $(PY) -m pip install -q --no-binary=mpi4py "mpi4py>=4.0"
 	@mkdir -p $(STAMPS) && touch $@
 
 $(STAMPS)/build: $(STAMPS)/venv $(SOURCES)
@@ -65,7 +71,7 @@ py-test: build
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 bench: build
-	timeout 1200 mpiexec -n 2 $(PY) -m onesided.bench
+	timeout 1200 $(MPICH_MPIEXEC) -n 2 $(PY) -m onesided.bench
 
 clean:
 	rm -rf build $(STAMPS) $(VENV)

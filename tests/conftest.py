@@ -3,6 +3,9 @@
 Every multi-rank test goes through run_ranks(), which starts the ranks under
 onesided's launcher or under MPICH's mpiexec (mpi4py's COMM_WORLD then is the
 window's group), with a hard timeout that kills the whole process group.
+MPICH's launcher is mpiexec.mpich, not the plain mpiexec alternative, which
+becomes Open MPI's once Debian's Open MPI is installed beside it (mpi4py in
+.venv is built against MPICH): see mpiexec() below.
 """
 
 from __future__ import annotations
@@ -20,6 +23,18 @@ from onesided._spawn import finish
 RANKS = Path(__file__).parent / "ranks"
 LAUNCHERS = ["onesided", "mpiexec"]
 PROVIDERS = ["shm", "tcp;ofi_rxm"]
+
+
+def mpiexec() -> str:
+    """MPICH's launcher, for the MPI mpi4py in .venv is built against: Debian
+    installs it as mpiexec.mpich, and the plain mpiexec is an alternative that
+    points at Open MPI once Debian's Open MPI is installed too, so the plain
+    name is used only when there is no mpiexec.mpich (an MPICH installed
+    elsewhere). Fails the test when there is neither."""
+    path = shutil.which("mpiexec.mpich") or shutil.which("mpiexec")
+    if path is None:
+        pytest.fail("mpiexec.mpich not found: `make test` installs Debian's mpich")
+    return path
 
 
 def provider_id(p: str) -> str:
@@ -44,11 +59,9 @@ def run_ranks(
         # the job outlives --timeout; the deadline below is a backstop.
         cmd = [sys.executable, "-m", "onesided", "run", "-n", str(n), "--timeout", str(timeout), path, *args]
     elif launcher == "mpiexec":
-        if shutil.which("mpiexec") is None:
-            pytest.fail("mpiexec not found: `make test` installs Debian's mpich")
         # "-m mpi4py" aborts the job on an uncaught exception instead of
         # hanging in MPI_Finalize while the other ranks wait.
-        cmd = ["mpiexec", "-n", str(n), sys.executable, "-m", "mpi4py", path, *args]
+        cmd = [mpiexec(), "-n", str(n), sys.executable, "-m", "mpi4py", path, *args]
     else:
         raise ValueError(launcher)
     full_env = dict(os.environ)

@@ -1,4 +1,4 @@
-"""`python -m onesided.bench` runs under mpiexec and prints sane tables.
+"""`python -m onesided.bench` runs under (MPICH's) mpiexec and prints sane tables.
 
 Only the shape and sanity of the output are checked (figures positive and
 finite, ratios printed, the contended counter exact), never speed: the
@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,15 +18,15 @@ import pytest
 
 from onesided._spawn import finish
 
+from conftest import mpiexec
+
 DEADLINE = 120  # seconds; a quick run takes a few
 
 
 def bench(*args: str, env: dict[str, str] | None = None, ranks: int = 2) -> subprocess.CompletedProcess[str]:
-    """Run the benchmark under mpiexec in its own session; on the deadline
+    """Run the benchmark under MPICH's mpiexec in its own session; on the deadline
     the whole job is terminated (then its process group killed) and the test fails."""
-    if shutil.which("mpiexec") is None:
-        pytest.fail("mpiexec not found: `make test` installs Debian's mpich")
-    cmd = ["mpiexec", "-n", str(ranks), sys.executable, "-m", "onesided.bench", *args]
+    cmd = [mpiexec(), "-n", str(ranks), sys.executable, "-m", "onesided.bench", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **(env or {})}, start_new_session=True)
     out, err, expired = finish(proc, DEADLINE)
