@@ -30,6 +30,7 @@
 #include "protocol.hpp"
 #include "region_table.hpp"
 #include "request_state.hpp"
+#include "shared_lock.hpp"
 #include "shared_segment.hpp"
 
 namespace onesided {
@@ -115,6 +116,12 @@ const char* op_name(Op op) { return op_info(op).name.data(); }
 // for a network provider (explicitly or through FI_PROVIDER), none asking
 // for the software path or turning the fast path off (info
 // onesided_fast_path=off or ONESIDED_FAST_PATH=off).
+// onesided's own part of a shared mapping, before every segment: the stripe
+// locks of the CPU atomics, then one window lock per rank.
+std::size_t control_bytes(int nranks) {
+  return sizeof(detail::cpu::Stripes) + static_cast<std::size_t>(nranks) * sizeof(detail::SharedLockWord);
+}
+
 bool fast_path_agreed(Bootstrap& group, const Info& info) {
   auto value = [&](const char* key) {
     auto it = info.find(key);
@@ -176,6 +183,7 @@ class Window::Impl final : public detail::MessageSink {
         in_flight_(nranks_),
         lock_tokens_(static_cast<std::size_t>(nranks_), 0),
         nocheck_(static_cast<std::size_t>(nranks_), 0),
+        exclusive_(static_cast<std::size_t>(nranks_), 0),
         order_(nranks_),
         posts_(new std::atomic<int>[static_cast<std::size_t>(nranks_)]()),
         completes_(new std::atomic<int>[static_cast<std::size_t>(nranks_)]()),
@@ -205,6 +213,8 @@ class Window::Impl final : public detail::MessageSink {
     const char* env_fast = std::getenv("ONESIDED_FAST_PATH");
     auto off = [](const std::string& v) { return v == "off" || v == "false" || v == "0"; };
     shortcuts_ = !off(shortcut) && !(env_fast && off(env_fast));
+    if (fast_ && shared_)
+      lock_words_ = reinterpret_cast<detail::SharedLockWord*>(shared_->control() + sizeof(detail::cpu::Stripes));
     setup(value("provider"));
   }
 
@@ -839,6 +849,7 @@ class Window::Impl final : public detail::MessageSink {
       std::lock_guard lk(epoch_mutex_);
       epochs_.on_lock(target);
       nocheck_[target] = nocheck;
+      exclusive_[target] = type == LockType::Exclusive;
     }
     mark_regions_stale();
     if (!nocheck) acquire(target, type == LockType::Exclusive);
@@ -847,14 +858,15 @@ class Window::Impl final : public detail::MessageSink {
   void unlock(int target) {
     check_live();
     check_rank(target);
-    bool nocheck;
+    bool nocheck, exclusive;
     {
       std::lock_guard lk(epoch_mutex_);
       epochs_.on_unlock(target);
       nocheck = nocheck_[target];
+      exclusive = exclusive_[target];
     }
     flush(target);
-    if (!nocheck) release_lock(target);
+    if (!nocheck) release_lock(target, exclusive);
   }
 
   void lock_all(unsigned assertion) {
@@ -867,6 +879,11 @@ class Window::Impl final : public detail::MessageSink {
     }
     mark_regions_stale();
     if (nocheck) return;
+    if (lock_words_) {
+      // In rank order, like any process taking several locks.
+      for (int r = 0; r < nranks_; ++r) detail::SharedLock(lock_words_[r]).lock(false);
+      return;
+    }
     // Ask every target at once, then wait for all grants.
     std::vector<std::atomic<int>> flags(static_cast<std::size_t>(nranks_));
     for (int r = 0; r < nranks_; ++r) request_lock(r, false, &flags[r]);
@@ -887,6 +904,10 @@ class Window::Impl final : public detail::MessageSink {
     }
     flush_all();
     if (nocheck) return;
+    if (lock_words_) {
+      for (int r = 0; r < nranks_; ++r) detail::SharedLock(lock_words_[r]).unlock(false);
+      return;
+    }
     std::vector<std::atomic<int>> flags(static_cast<std::size_t>(nranks_));
     for (int r = 0; r < nranks_; ++r) request_unlock(r, &flags[r]);
     endpoint_->progress().wait([&] {
@@ -1070,12 +1091,14 @@ class Window::Impl final : public detail::MessageSink {
   // ---- the window lock -----------------------------------------------------
 
   void acquire(int target, bool exclusive) {
+    if (lock_words_) return detail::SharedLock(lock_words_[target]).lock(exclusive);
     std::atomic<int> flag{0};
     request_lock(target, exclusive, &flag);
     endpoint_->progress().wait([&] { return flag.load(std::memory_order_acquire) != 0; });
   }
 
-  void release_lock(int target) {
+  void release_lock(int target, bool exclusive) {
+    if (lock_words_) return detail::SharedLock(lock_words_[target]).unlock(exclusive);
     std::atomic<int> flag{0};
     request_unlock(target, &flag);
     endpoint_->progress().wait([&] { return flag.load(std::memory_order_acquire) != 0; });
@@ -1280,6 +1303,10 @@ class Window::Impl final : public detail::MessageSink {
   detail::AtomicPlan plan_;
   std::string software_only_;  // non-empty: the window was asked not to go native
   bool lock_all_nocheck_ = false;  // guarded by epoch_mutex_
+  // Fast path: every rank's window lock lives in the shared mapping (null
+  // otherwise: the lock is the target's LockTable, reached by messages).
+  detail::SharedLockWord* lock_words_ = nullptr;
+  std::vector<std::uint8_t> exclusive_;  // target -> held exclusively; guarded by epoch_mutex_
 
   // accumulate_ordering beyond what the transport keeps.
   detail::OrderRule rule_;
@@ -1324,7 +1351,7 @@ std::unique_ptr<Window> Window::allocate(std::size_t size, int disp_unit, const 
   if (!group) raise(ErrorCategory::Argument, "a window needs a group (Bootstrap)");
   if (fast_path_agreed(*group, info)) {
     // Page-aligned segments keep every element naturally aligned.
-    auto segment = detail::SharedSegment::create(*group, size, true, sizeof(detail::cpu::Stripes));
+    auto segment = detail::SharedSegment::create(*group, size, true, control_bytes(group->size()));
     void* base = segment->base(group->rank());
     return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
         base, size, disp_unit, info, std::move(group), Flavor::Allocate, nullptr, std::move(segment), true)));
@@ -1345,7 +1372,7 @@ std::unique_ptr<Window> Window::allocate_shared(std::size_t size, int disp_unit,
     raise(ErrorCategory::Argument, "alloc_shared_noncontig must be true or false, not '" + value + "'");
   const bool noncontig = value == "true";
   const bool fast = fast_path_agreed(*group, info);
-  auto segment = detail::SharedSegment::create(*group, size, noncontig, sizeof(detail::cpu::Stripes));
+  auto segment = detail::SharedSegment::create(*group, size, noncontig, control_bytes(group->size()));
   void* base = segment->base(group->rank());
   return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
       base, size, disp_unit, info, std::move(group), Flavor::Shared, nullptr, std::move(segment), fast)));
