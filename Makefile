@@ -2,6 +2,9 @@
 #   make demo   set up, build, run the demo on 4 ranks and the latency table
 #   make test   set up, build, run every test (C++ via ctest and examples/cpp against
 #               the installed package, Python via pytest)
+#   make bench  the full benchmark beside mpi4py's MPI.Win on MPICH
+#   make bench-openmpi  the same beside MPI.Win on Open MPI's osc/sm (installs
+#               Debian's Open MPI; never part of demo or test)
 # Both are idempotent: a second run only rebuilds what changed.
 
 SHELL := /bin/bash
@@ -19,7 +22,7 @@ SOURCES := $(shell find cpp python -type f -not -name '*.pyc') CMakeLists.txt py
 MPICH_MPIEXEC = $(or $(firstword $(shell command -v mpiexec.mpich mpiexec)),mpiexec.mpich)
 MPICH_MPICC = $(or $(firstword $(shell command -v mpicc.mpich mpicc)),mpicc.mpich)
 
-.PHONY: demo test setup build cpp-test cpp-example py-test bench clean
+.PHONY: demo test setup build cpp-test cpp-example py-test bench bench-openmpi clean
 
 demo: build
 	$(PY) -m onesided run -n 4 examples/histogram.py
@@ -70,8 +73,43 @@ cpp-example: $(STAMPS)/venv
 py-test: build
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
+# BENCH_RANKS and BENCH_ARGS pick another job, e.g.
+#   make bench BENCH_RANKS=4 BENCH_ARGS=--contended
+BENCH_RANKS ?= 2
+BENCH_ARGS ?=
+
 bench: build
-	timeout 1200 $(MPICH_MPIEXEC) -n 2 $(PY) -m onesided.bench
+	timeout 1200 $(MPICH_MPIEXEC) -n $(BENCH_RANKS) $(PY) -m onesided.bench $(BENCH_ARGS)
+
+# The benchmark's second peer: mpi4py's MPI.Win on Debian's Open MPI 4.1. A
+# second mpi4py, the same version as MPICH's, is built from source against
+# Open MPI into $(OPENMPI_SITE) and put first on the ranks' PYTHONPATH; the one
+# in $(VENV) stays MPICH's. --no-cache-dir: pip would otherwise reuse its cached
+# wheel of the MPICH build (MPICC is not part of its cache key), and never
+# caches this one where the MPICH build could pick it up.
+# The job runs on Open MPI's osc/sm, its fastest RMA path on one host (osc/rdma
+# crashes on compare-and-swap there, open-mpi/ompi#7027); pml ob1 with btl
+# self,vader keeps Open MPI itself off libfabric, so only onesided uses it.
+OPENMPI_SITE := build/openmpi-site
+OPENMPI_RUN = mpiexec.openmpi --allow-run-as-root --oversubscribe \
+	--mca osc sm --mca pml ob1 --mca btl self,vader -x PYTHONPATH=$(abspath $(OPENMPI_SITE))
+
+$(STAMPS)/openmpi: tools/setup-debian.sh
+	tools/setup-debian.sh openmpi
+	@mkdir -p $(STAMPS) && touch $@
+
+# Built once (order-only prerequisites: editing the Makefile or the set-up script
+# does not rebuild it); rm $(STAMPS)/openmpi-mpi4py to rebuild.
+$(STAMPS)/openmpi-mpi4py: | $(STAMPS)/openmpi $(STAMPS)/venv
+	rm -rf $(OPENMPI_SITE)
+	MPICC=mpicc.openmpi $(PY) -m pip install -q --no-cache-dir --no-binary=mpi4py --no-deps \
+		--target $(OPENMPI_SITE) "mpi4py==$$($(PY) -c 'import mpi4py; print(mpi4py.__version__)')"
+	PYTHONPATH=$(abspath $(OPENMPI_SITE)) $(PY) -c \
+		"from mpi4py import MPI; v = MPI.Get_library_version(); print(v.splitlines()[0]); assert 'Open MPI' in v"
+	@touch $@
+
+bench-openmpi: build $(STAMPS)/openmpi-mpi4py
+	timeout 1200 $(OPENMPI_RUN) -n $(BENCH_RANKS) $(PY) -m onesided.bench $(BENCH_ARGS)
 
 clean:
 	rm -rf build $(STAMPS) $(VENV)

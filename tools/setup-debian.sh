@@ -1,24 +1,44 @@
 #!/usr/bin/env bash
 # Installs the Debian packages onesided needs, only those that are missing,
-# so a second run costs a few dpkg queries. Used by `make demo` and `make test`.
-#   libfabric-dev libfabric-bin   the fabric (shm, tcp, verbs, ... providers) and fi_info
-#   libgtest-dev                  the C++ unit tests
-#   mpich libmpich-dev            an MPI for the interop tests and the benchmark's peer;
-#                                 Debian's MPICH uses UCX, so its process never loads a
-#                                 second libfabric (PyPI's MPI wheels bundle their own)
-#   g++ pkg-config make           the build
-#   python3-venv python3-dev      only when the python3 in use lacks venv or headers
+# so a second run costs a few dpkg queries.
+#
+#   tools/setup-debian.sh            what `make demo` and `make test` need:
+#     libfabric-dev libfabric-bin    the fabric (shm, tcp, verbs, ... providers) and fi_info
+#     libgtest-dev                   the C++ unit tests
+#     mpich libmpich-dev             an MPI for the interop tests and the benchmark's peer;
+#                                    Debian's MPICH uses UCX, so its process never loads a
+#                                    second libfabric (PyPI's MPI wheels bundle their own)
+#     g++ pkg-config make            the build
+#     python3-venv python3-dev       only when the python3 in use lacks venv or headers
+#
+#   tools/setup-debian.sh openmpi    only for `make bench-openmpi`, never demo or test:
+#     openmpi-bin libopenmpi-dev     the benchmark's second peer (an mpi4py built against
+#                                    it under build/openmpi-site). Installing it points the
+#                                    mpiexec/mpirun/mpicc alternatives at Open MPI, which
+#                                    is why everything else calls MPICH's mpiexec.mpich
+#                                    and mpicc.mpich.
 set -euo pipefail
 
-packages=(libfabric-dev libfabric-bin libgtest-dev mpich libmpich-dev g++ pkg-config make)
-python=${PYTHON:-python3}
-if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
-  packages+=(python3-venv)
-fi
-include=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)
-if [[ -z $include || ! -f $include/Python.h ]]; then
-  packages+=(python3-dev)
-fi
+case ${1:-} in
+  "")
+    packages=(libfabric-dev libfabric-bin libgtest-dev mpich libmpich-dev g++ pkg-config make)
+    python=${PYTHON:-python3}
+    if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+      packages+=(python3-venv)
+    fi
+    include=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)
+    if [[ -z $include || ! -f $include/Python.h ]]; then
+      packages+=(python3-dev)
+    fi
+    ;;
+  openmpi)
+    packages=(openmpi-bin libopenmpi-dev)
+    ;;
+  *)
+    echo "usage: $0 [openmpi]" >&2
+    exit 2
+    ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
