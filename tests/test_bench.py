@@ -144,3 +144,44 @@ def test_plot_without_matplotlib_fails(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert "matplotlib" in proc.stderr
     assert not (tmp_path / "charts").exists()
+
+
+class FakeMPI:
+    """Just enough of mpi4py's MPI for the benchmark's peer detection."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+
+    def Get_library_version(self) -> str:
+        return self.version
+
+
+OPEN_MPI_41 = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: v4.1.4, May 26, 2022\0"
+MPICH_402 = "MPICH Version:\t4.0.2\nMPICH Release date:\tThu Apr  7 12:34:45 CDT 2022\n"
+
+
+@pytest.mark.parametrize("osc, selected", [(None, False), ("sm", True), (" sm ", True), ("rdma", False),
+                                           ("sm,rdma", False), ("^rdma", False), ("ucx", False)])
+def test_open_mpi_41_osc_selection(monkeypatch: pytest.MonkeyPatch, osc: str | None, selected: bool) -> None:
+    """Under Open MPI 4.1 the run says which osc it measures, and measures
+    MPI.Win compare_and_swap only when OMPI_MCA_osc leaves nothing but osc/sm
+    (its osc/rdma crashes on it: open-mpi/ompi#7027). No Open MPI needed."""
+    from onesided.bench import _figures as fig
+
+    if osc is None:
+        monkeypatch.delenv("OMPI_MCA_osc", raising=False)
+    else:
+        monkeypatch.setenv("OMPI_MCA_osc", osc)
+    ompi = FakeMPI(OPEN_MPI_41)
+    assert fig.mpi_version(ompi) == OPEN_MPI_41.rstrip("\0")
+    assert fig.mpi_cas_ok(ompi) is selected
+    note = fig.ompi_note(ompi)
+    assert note is not None and "open-mpi/ompi#7027" in note
+    if selected:
+        assert "selects its osc/sm component" in note and "skipped" not in note
+        assert fig.mpi_peer(ompi) == "Open MPI v4.1.4 osc/sm"
+    else:
+        assert "compare_and_swap figures are skipped" in note and "--mca osc sm" in note
+    mpich = FakeMPI(MPICH_402)
+    assert fig.mpi_cas_ok(mpich) and fig.ompi_note(mpich) is None
+    assert fig.mpi_version(mpich) == fig.mpi_peer(mpich) == "MPICH Version: 4.0.2"

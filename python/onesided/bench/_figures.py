@@ -32,24 +32,64 @@ from ._common import (
 FAST = {"onesided_fast_path": "on"}
 SHM = {"onesided_fast_path": "off", "provider": "shm"}
 
-# Open MPI 4.1's osc/rdma crashes on compare-and-swap between ranks of one node.
-OMPI_CAS_NOTE = (
-    "note: this is Open MPI 4.1, whose osc/rdma component crashes on MPI_Compare_and_swap between ranks "
-    "of one node (open-mpi/ompi#7027); run with `mpiexec --mca osc sm ...` (or OMPI_MCA_osc=sm). "
-    "Without it the MPI.Win compare_and_swap figures are skipped."
-)
+# Open MPI 4.1's osc/rdma, its default RMA component for MPI.Win.Allocate
+# between ranks of one node, crashes on compare-and-swap (open-mpi/ompi#7027);
+# its osc/sm component does not, and is its fastest path on one host.
+OMPI_ISSUE = "open-mpi/ompi#7027"
 
 
 def open_mpi_41(MPI: Any) -> bool:
     return "Open MPI v4.1" in MPI.Get_library_version()
 
 
+def ompi_osc() -> str | None:
+    """The osc components Open MPI may select, as OMPI_MCA_osc names them
+    (``mpiexec --mca osc sm`` sets OMPI_MCA_osc=sm in every rank); None when
+    unset."""
+    value = os.environ.get("OMPI_MCA_osc")
+    return value.strip() if value is not None else None
+
+
+def osc_sm_selected() -> bool:
+    """Whether OMPI_MCA_osc leaves Open MPI no RMA component but osc/sm."""
+    return {c.strip() for c in (ompi_osc() or "").split(",")} == {"sm"}
+
+
 def mpi_cas_ok(MPI: Any) -> bool:
-    return not open_mpi_41(MPI) or "sm" in os.environ.get("OMPI_MCA_osc", "").split(",")
+    return not open_mpi_41(MPI) or osc_sm_selected()
+
+
+def ompi_note(MPI: Any) -> str | None:
+    """What the run says about Open MPI 4.1's RMA component (None for any
+    other MPI): which osc it runs on, or that compare_and_swap is skipped."""
+    if not open_mpi_41(MPI):
+        return None
+    if osc_sm_selected():
+        return ("note: this is Open MPI 4.1. OMPI_MCA_osc=sm (as `mpiexec --mca osc sm` sets it) selects its "
+                "osc/sm component for MPI.Win, its shared-memory RMA path between ranks of one host, instead of "
+                f"its default osc/rdma, which crashes on MPI_Compare_and_swap between ranks of one node ({OMPI_ISSUE}). "
+                "Every MPI.Win figure below is osc/sm.")
+    osc = "unset" if ompi_osc() is None else f"`{ompi_osc()}`"
+    return ("note: this is Open MPI 4.1, and OMPI_MCA_osc is " + osc + ", which does not select osc/sm alone: "
+            "MPI.Win may run on osc/rdma, which crashes on MPI_Compare_and_swap between ranks of one node "
+            f"({OMPI_ISSUE}), so the MPI.Win compare_and_swap figures are skipped. Run with "
+            "`mpiexec --mca osc sm ...` (or OMPI_MCA_osc=sm) to measure every figure on osc/sm.")
 
 
 def mpi_version(MPI: Any) -> str:
-    return " ".join(MPI.Get_library_version().splitlines()[0].split())
+    """The first line of MPI_Get_library_version (Open MPI counts the
+    string's terminating NUL in it)."""
+    return " ".join(MPI.Get_library_version().replace("\0", "").splitlines()[0].split())
+
+
+def mpi_peer(MPI: Any) -> str:
+    """The peer in a few words, for table notes and chart titles: the
+    library version and, for Open MPI, the osc component OMPI_MCA_osc names."""
+    version = mpi_version(MPI)
+    if not version.startswith("Open MPI"):
+        return version
+    osc = ompi_osc()
+    return f"{version.split(',')[0]} osc/{osc}" if osc else f"{version.split(',')[0]} (OMPI_MCA_osc unset)"
 
 
 def _on_origin(comm: Any, mpi: bool, fn: Callable[[], Any]) -> Any:
@@ -159,7 +199,7 @@ def latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress)
     return {"rows": figures, "fast_path": fast_path, "shm_provider": shm_provider}
 
 
-def latency_text(res: dict[str, Any], s: Settings, version: str) -> str:
+def latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
     def us(v: float | None) -> str:
         return "n/a" if v is None else f"{v:.3g} us"
 
@@ -170,7 +210,7 @@ def latency_text(res: dict[str, Any], s: Settings, version: str) -> str:
         f"us per op + Flush: median of {s.reps} repetitions of {s.iters}, each after a warm-up, the three "
         "columns taking turns. onesided fast path: "
         f"`onesided_fast_path={res['fast_path']}`; libfabric: `onesided_fast_path=off`, provider "
-        f"`{res['shm_provider']}`. Peer: mpi4py `MPI.Win.Allocate` on {version}. ratio = fast path / MPI.Win "
+        f"`{res['shm_provider']}`. Peer: mpi4py `MPI.Win.Allocate` on {peer}. ratio = fast path / MPI.Win "
         "(below 1: onesided faster).",
     )
     return head + "\n" + table(
