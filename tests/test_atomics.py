@@ -120,7 +120,23 @@ def test_fast_path_report() -> None:
     win.Free()
     off = onesided.Window.Allocate(64, info={"onesided_fast_path": "off"})
     assert off.info["onesided_fast_path"] == "off"
+    assert off.info["onesided_locks"].startswith("messages")
     off.Free()
+
+
+def test_lock_report() -> None:
+    """On one host with shm every window's lock is in shared memory; on a
+    network provider it is a message to the target."""
+    fast = onesided.Window.Allocate(64)
+    user = onesided.Window.Create(np.zeros(8))
+    tcp = onesided.Window.Create(np.zeros(8), info={"provider": "tcp;ofi_rxm"})
+    assert fast.info["onesided_locks"].startswith("shared memory")
+    assert user.info["onesided_locks"].startswith("shared memory")
+    assert tcp.info["onesided_locks"].startswith("messages")
+    for w in (fast, user, tcp):
+        with w.lock(0):
+            pass
+        w.Free()
 
 
 def test_docs_table_matches_the_probe() -> None:

@@ -13,6 +13,7 @@ CHECKS = {
     "get_accumulate": 2,
     "putget": 3,
     "lock_contention": 4,
+    "lock_contention_create": 4,
     "flush_visibility": 3,
     "passive_sleep": 2,
     "passive_busy": 2,
@@ -40,7 +41,8 @@ def test_fi_provider_environment_variable_selects_the_provider() -> None:
     assert "PASS counter" in out.stdout
 
 
-@pytest.mark.parametrize("check", ["counter", "cas", "putget", "flush_visibility", "passive_busy", "threads"])
+@pytest.mark.parametrize("check", ["counter", "cas", "putget", "lock_contention", "flush_visibility", "passive_busy",
+                                   "threads"])
 def test_core_on_the_libfabric_path(check: str) -> None:
     """Ranks on one host take the intra-node fast path by default; with it
     off (as when ranks are on different hosts) shm's libfabric path still

@@ -44,6 +44,26 @@ std::size_t ProgressEngine::poll() {
   }
 }
 
+void ProgressEngine::watch(const void* key, std::function<bool()> busy) {
+  std::lock_guard lk(watch_mutex_);
+  watched_[key] = std::move(busy);
+  n_watched_.store(static_cast<int>(watched_.size()), std::memory_order_relaxed);
+}
+
+void ProgressEngine::unwatch(const void* key) {
+  std::lock_guard lk(watch_mutex_);
+  watched_.erase(key);
+  n_watched_.store(static_cast<int>(watched_.size()), std::memory_order_relaxed);
+}
+
+bool ProgressEngine::watched_busy() {
+  if (n_watched_.load(std::memory_order_relaxed) == 0) return false;
+  std::lock_guard lk(watch_mutex_);
+  for (auto& [key, busy] : watched_)
+    if (busy()) return true;
+  return false;
+}
+
 void ProgressEngine::check_failure() {
   if (!failed_) return;
   std::lock_guard lk(failure_mutex_);
@@ -81,7 +101,7 @@ void ProgressEngine::run() {
     // a while, and then, as when traffic is merely recent, we take short
     // sleeps: a thread waking from sleep is scheduled ahead of a CPU-bound
     // one. When idle, nap with growing pauses to leave the cores alone.
-    const bool expected = expected_.load(std::memory_order_relaxed) > 0;
+    const bool expected = expected_.load(std::memory_order_relaxed) > 0 || watched_busy();
     if (contended && now - contended_at > kReprobe) contended = false;  // the application may be done
     if ((expected || now - last_event < spin_) && !contended) {
       std::this_thread::yield();

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -50,6 +52,12 @@ class ProgressEngine {
   // than nap. Windows count lock requests in and releases out.
   void expect_traffic(int delta) { expected_ += delta; }
 
+  // The same for locks taken without messages (a window lock in shared
+  // memory): while `busy()` holds, stay hot. `busy` is called from the
+  // background thread; unwatch(key) returns only once it no longer runs.
+  void watch(const void* key, std::function<bool()> busy);
+  void unwatch(const void* key);
+
  private:
   void run();
   void check_failure();
@@ -58,6 +66,10 @@ class ProgressEngine {
   std::atomic<bool> stop_{false};
   std::atomic<bool> failed_{false};
   std::atomic<int> expected_{0};
+  bool watched_busy();
+  std::mutex watch_mutex_;
+  std::map<const void*, std::function<bool()>> watched_;  // guarded by watch_mutex_
+  std::atomic<int> n_watched_{0};
   std::mutex failure_mutex_;
   std::string failure_;
   static constexpr std::chrono::microseconds kShortNap{10};

@@ -78,4 +78,9 @@ void SharedLock::unlock(bool exclusive) {
   if (sleepers.load() != 0) futex_wake_all(&word_.releases);
 }
 
+bool SharedLock::busy() const {
+  std::atomic_ref<std::uint64_t> requests(word_.requests), completions(word_.completions);
+  return requests.load(std::memory_order_relaxed) != completions.load(std::memory_order_relaxed);
+}
+
 }  // namespace onesided::detail

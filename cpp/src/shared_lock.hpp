@@ -36,6 +36,8 @@ class SharedLock {
   void lock(bool exclusive);
   // Release ordering: this holder's stores are visible to the next holder.
   void unlock(bool exclusive);
+  // Someone holds the lock or waits for it (a hint: it may change at once).
+  bool busy() const;
 
  private:
   SharedLockWord& word_;

@@ -344,6 +344,26 @@ class Window::Impl final : public detail::MessageSink {
     all = group_->allgather(reach ? "1" : "0");
     cma_ = try_cma;
     for (const auto& a : all) cma_ = cma_ && a == "1";
+    // Round 4: on one host with shm, every window's lock lives in shared
+    // memory, as the fast path's does: a lock epoch costs atomic
+    // instructions instead of two round trips to the target's progress
+    // engine. Every rank must want it (onesided_fast_path may differ).
+    const bool try_locks = !fast_ && same_host && shortcuts_ && provider_ == "shm";
+    all = group_->allgather(try_locks ? "1" : "0");
+    bool locks = try_locks;
+    for (const auto& a : all) locks = locks && a == "1";
+    if (!locks) return;
+    const std::size_t bytes = static_cast<std::size_t>(nranks_) * sizeof(detail::SharedLockWord);
+    if (shared_) {
+      lock_words_ = reinterpret_cast<detail::SharedLockWord*>(shared_->control() + sizeof(detail::cpu::Stripes));
+    } else {
+      lock_segment_ = detail::SharedSegment::create(*group_, 0, false, bytes);
+      lock_words_ = reinterpret_cast<detail::SharedLockWord*>(lock_segment_->control());
+    }
+    // Native atomics and (without cross-memory attach) puts need this
+    // process to poll while an origin holds its lock, as with lock messages.
+    endpoint_->progress().watch(this, [word = &lock_words_[rank_]] { return detail::SharedLock(*word).busy(); });
+    watching_ = true;
   }
 
   // Local teardown, safe to call twice.
@@ -353,6 +373,7 @@ class Window::Impl final : public detail::MessageSink {
       std::lock_guard lk(hook_->mutex);
       hook_->impl = nullptr;
     }
+    if (watching_) endpoint_->progress().unwatch(this);
     if (endpoint_ && id_) endpoint_->detach(id_);
     region_.reset();
     std::lock_guard lk(regions_mutex_);
@@ -1306,6 +1327,8 @@ class Window::Impl final : public detail::MessageSink {
   // Fast path: every rank's window lock lives in the shared mapping (null
   // otherwise: the lock is the target's LockTable, reached by messages).
   detail::SharedLockWord* lock_words_ = nullptr;
+  std::shared_ptr<detail::SharedSegment> lock_segment_;  // lock_words_ when the memory is not shared
+  bool watching_ = false;
   std::vector<std::uint8_t> exclusive_;  // target -> held exclusively; guarded by epoch_mutex_
 
   // accumulate_ordering beyond what the transport keeps.
@@ -1443,6 +1466,8 @@ Info Window::info() const {
       {"onesided_put_get", impl_->fast_ ? "memcpy on shared memory"
                            : impl_->cma_ ? "cross-memory attach (process_vm_writev/readv)"
                                          : "provider " + impl_->provider_},
+      {"onesided_locks", impl_->lock_words_ ? "shared memory (atomic instructions, no messages)"
+                                            : "messages to the target's progress engine"},
   };
 }
 

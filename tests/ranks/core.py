@@ -226,12 +226,18 @@ def check_putget() -> None:
         win.Free()
 
 
-def check_lock_contention() -> None:
+def check_lock_contention(flavor: str = "allocate") -> None:
     """Ranks take turns under an exclusive lock doing non-atomic
     get-modify-put of a whole block at rank 0: only mutual exclusion keeps
-    every slot exact. A shared-lock reader never sees a half-written block."""
+    every slot exact. A shared-lock reader never sees a half-written block.
+    `flavor` create: the same over user memory (on one host with shm, its
+    lock lives in shared memory too, the puts go by cross-memory attach)."""
     block = 32
-    win = Window.Allocate(8 * block, disp_unit=8, info=INFO, comm=comm)
+    if flavor == "create":
+        mem = np.zeros(block, np.int64)
+        win = Window.Create(mem, disp_unit=8, info=INFO, comm=comm)
+    else:
+        win = Window.Allocate(8 * block, disp_unit=8, info=INFO, comm=comm)
     rounds = 40
     buf = np.zeros(block, np.int64)
     for r in range(rounds):
@@ -384,6 +390,7 @@ CHECKS = {
     "get_accumulate": check_get_accumulate,
     "putget": check_putget,
     "lock_contention": check_lock_contention,
+    "lock_contention_create": lambda: check_lock_contention("create"),
     "flush_visibility": check_flush_visibility,
     "passive_sleep": lambda: check_passive_progress("sleep"),
     "passive_busy": lambda: check_passive_progress("busy"),
