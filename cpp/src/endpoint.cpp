@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "doorbell.hpp"
 #include "onesided/error.hpp"
 #include "onesided/runtime.hpp"
 
@@ -37,6 +38,7 @@ void Endpoint::shutdown_all() {
   // Windows the program never freed still hold their endpoint; its thread
   // must not outlive the interpreter and libfabric's own teardown.
   for (auto& [name, ep] : doomed) ep->progress().stop();
+  Doorbell::remove_own();
 }
 
 Endpoint::Endpoint(std::unique_ptr<Transport> transport) : transport_(std::move(transport)) {

@@ -22,7 +22,8 @@ ProgressEngine::ProgressEngine(Transport& transport)
     : transport_(transport),
       spin_(env_us("ONESIDED_PROGRESS_SPIN_US", 200)),
       hot_(env_us("ONESIDED_PROGRESS_HOT_US", 5000)),
-      max_nap_(env_us("ONESIDED_PROGRESS_NAP_US", 200)) {
+      max_nap_(env_us("ONESIDED_PROGRESS_NAP_US", 200)),
+      bell_(Doorbell::own()) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -62,6 +63,16 @@ bool ProgressEngine::watched_busy() {
   for (auto& [key, busy] : watched_)
     if (busy()) return true;
   return false;
+}
+
+std::size_t ProgressEngine::rest(std::chrono::microseconds d) {
+  if (!bell_) {
+    std::this_thread::sleep_for(d);
+    return 0;
+  }
+  std::size_t n = 0;
+  Doorbell::wait(*bell_, d, [&] { return (n = poll()) > 0; });
+  return n;
 }
 
 void ProgressEngine::check_failure() {
@@ -109,12 +120,24 @@ void ProgressEngine::run() {
         contended = true;
         contended_at = now;
       }
-    } else if (expected || now - last_event < hot_) {
-      std::this_thread::sleep_for(kShortNap);
-    } else {
-      contended = false;
-      std::this_thread::sleep_for(nap);
-      nap = std::min(nap * 2, max_nap_);
+      continue;
+    }
+    // Sleeping on the doorbell: an origin on this host that posts to us
+    // wakes us at once, so the naps bound only what nobody rings for.
+    try {
+      if (expected || now - last_event < hot_) {
+        n = rest(kShortNap);
+      } else {
+        contended = false;
+        n = rest(nap);
+        nap = std::min(nap * 2, max_nap_);
+      }
+    } catch (const Error&) {
+      return;
+    }
+    if (n > 0) {
+      last_event = clock::now();
+      nap = kShortNap;
     }
   }
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "doorbell.hpp"
 #include "onesided/error.hpp"
 #include "transport.hpp"
 
@@ -61,6 +62,9 @@ class ProgressEngine {
  private:
   void run();
   void check_failure();
+  // Sleeps up to `d` on this process's doorbell (a ring from an origin on
+  // this host ends it early); returns what a poll found meanwhile.
+  std::size_t rest(std::chrono::microseconds d);
 
   Transport& transport_;
   std::atomic<bool> stop_{false};
@@ -78,6 +82,7 @@ class ProgressEngine {
   std::chrono::microseconds spin_;      // spin this long after an event
   std::chrono::microseconds hot_;       // then short naps until this long after it
   std::chrono::microseconds max_nap_;   // longest sleep while idle
+  BellWord* bell_ = nullptr;           // null: plain sleeps
   std::thread thread_;
 };
 

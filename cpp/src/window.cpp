@@ -17,6 +17,7 @@
 #include "atomic_plan.hpp"
 #include "cpu_atomics.hpp"
 #include "cross_memory.hpp"
+#include "doorbell.hpp"
 #include "endpoint.hpp"
 #include "epoch.hpp"
 #include "in_flight.hpp"
@@ -164,6 +165,7 @@ class Window::Impl final : public detail::MessageSink {
     std::int32_t disp_unit = 1;
     std::int64_t pid = 0;     // for cross-memory attach on one host
     std::uint64_t base = 0;   // the window's first byte in that process
+    detail::BellWord* bell = nullptr;  // its doorbell (one host, shm), rung after each post
   };
 
   Impl(void* base, std::size_t size, int disp_unit, const Info& info,
@@ -344,6 +346,10 @@ class Window::Impl final : public detail::MessageSink {
     all = group_->allgather(reach ? "1" : "0");
     cma_ = try_cma;
     for (const auto& a : all) cma_ = cma_ && a == "1";
+    // An idle target sleeps on its doorbell; posting to it rings.
+    if (same_host && shortcuts_ && provider_ == "shm")
+      for (int r = 0; r < nranks_; ++r)
+        if (r != rank_) peers_[r].bell = detail::Doorbell::of(static_cast<pid_t>(peers_[r].pid));
     // Round 4: on one host with shm, every window's lock lives in shared
     // memory, as the fast path's does: a lock epoch costs atomic
     // instructions instead of two round trips to the target's progress
@@ -640,6 +646,7 @@ class Window::Impl final : public detail::MessageSink {
       submit(new RmaDone(this, target, request), [&](RmaDone* done) {
         endpoint_->transport().write(p.addr, origin, bytes, w.region, w.offset, done);
       });
+      ring(target);
     });
   }
 
@@ -666,6 +673,7 @@ class Window::Impl final : public detail::MessageSink {
       submit(new RmaDone(this, target, request), [&](RmaDone* done) {
         endpoint_->transport().read(p.addr, result, bytes, w.region, w.offset, done);
       });
+      ring(target);
     });
   }
 
@@ -767,6 +775,7 @@ class Window::Impl final : public detail::MessageSink {
         endpoint_->transport().atomic(p.addr, kind, nop, dtype, buf, cmp, res, n, w.region,
                                       w.offset + first * esize, d);
       });
+      ring(target);
     }
   }
 
@@ -813,6 +822,7 @@ class Window::Impl final : public detail::MessageSink {
         std::memcpy(msg.data() + sizeof h + nbytes,
                     static_cast<const std::byte*>(origin2) + first * esize, nbytes);
       submit(pending, [&](PendingAtomic*) { endpoint_->transport().send(p.addr, msg.data(), msg.size()); });
+      ring(target);
     }
   }
 
@@ -1155,6 +1165,11 @@ class Window::Impl final : public detail::MessageSink {
     h.origin = static_cast<std::uint32_t>(rank_);
     h.token = token;
     endpoint_->transport().send(peers_[target].addr, &h, sizeof h);
+    ring(target);
+  }
+
+  void ring(int target) const {
+    if (auto* bell = peers_[target].bell) detail::Doorbell::ring(*bell);
   }
 
   // Releases origin's hold on this rank's window lock and tells the newly
@@ -1231,6 +1246,7 @@ class Window::Impl final : public detail::MessageSink {
         std::string msg(reinterpret_cast<const char*>(&r), sizeof r);
         msg += table;
         endpoint_->transport().send(peers_[origin].addr, msg.data(), msg.size());
+        ring(origin);
         return;
       }
       case MsgKind::RegionsReply: {
@@ -1281,6 +1297,7 @@ class Window::Impl final : public detail::MessageSink {
     }
     std::memcpy(reply.data(), &r, sizeof r);
     endpoint_->transport().send(peers_[h.origin].addr, reply.data(), reply.size());
+    ring(static_cast<int>(h.origin));
   }
 
   // ---- state ---------------------------------------------------------------
