@@ -41,7 +41,7 @@ def tables(text: str) -> dict[str, list[list[str]]]:
     found: dict[str, list[list[str]]] = {}
     section = None
     for line in text.splitlines():
-        m = re.match(r"### (\d+)\. ", line)
+        m = re.match(r"### (\d+[a-z]?)\. ", line)
         if m:
             section = m.group(1)
         elif line.startswith("|") and section is not None:
@@ -88,6 +88,21 @@ def test_latency_table(quick: tuple[subprocess.CompletedProcess[str], Path | Non
             number(mpi, "us", positive=False)
             number(ratio, positive=False)
     assert "onesided_fast_path=on" in quick[0].stdout
+
+
+def test_lock_epoch_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
+    """Lock + op + Unlock on Allocate and Create windows beside MPI.Win, and
+    the heading says where the locks live."""
+    rows = tables(quick[0].stdout)["1b"]
+    assert [r[0] for r in rows] == ["put 8 B", "fetch_and_op SUM int64"]
+    for name, alloc, mpi_alloc, ratio, create, mpi_create, ratio2 in rows:
+        number(alloc, "us")
+        number(create, "us")
+        for cell in (mpi_alloc, mpi_create):
+            number(cell, "us", positive=False)
+        for cell in (ratio, ratio2):
+            number(cell, positive=False)
+    assert "locks: shared memory" in quick[0].stdout
 
 
 def test_bandwidth_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:

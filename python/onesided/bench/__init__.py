@@ -11,6 +11,8 @@ On 2 ranks it prints, as markdown tables with the ratio onesided / MPI.Win:
    fetch_and_op, compare_and_swap, and onesided's Rmw INC / Rmw2
    COMP_SWAP_LT), for onesided on its intra-node fast path, onesided over
    libfabric shm (``onesided_fast_path=off``) and ``MPI.Win.Allocate``;
+   then lock epochs (Lock + 8-byte put or fetch_and_op + Unlock) on
+   Allocate and Create windows beside ``MPI.Win.Allocate``/``Create``;
 2. put and get bandwidth from 8 B to 4 MiB (64 ops then one Flush, as OSU's
    put_bw), with a single-process memcpy column for reference;
 3. message rate: 8-byte puts and accumulates, 256 per Flush;
@@ -116,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     lat = fig.latency(comm, MPI, onesided, settings, progress)
     if rank0:
         say(fig.latency_text(lat, settings, peer))
+    epochs = fig.epoch_latency(comm, MPI, onesided, settings, progress)
+    if rank0:
+        say(fig.epoch_latency_text(epochs, settings, peer))
     bw = fig.bandwidth(comm, MPI, onesided, settings, progress)
     if rank0:
         say(fig.bandwidth_text(bw, settings))

@@ -217,6 +217,80 @@ def latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
         ["operation", "onesided fast path", "onesided libfabric shm", "MPI.Win", "ratio fast/MPI"], rows)
 
 
+# -- 1b. lock epochs -----------------------------------------------------------
+
+EPOCH_ROWS = ["put 8 B", "fetch_and_op SUM int64"]
+
+
+def _epoch_us(win: Any, call: Call, iters: int) -> float:
+    """Microseconds per Lock(1) + op + Unlock(1), after a warm-up."""
+    fn, args = call
+    for _ in range(max(10, iters // 10)):
+        win.Lock(1)
+        fn(*args)
+        win.Unlock(1)
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        win.Lock(1)
+        fn(*args)
+        win.Unlock(1)
+    return (time.perf_counter() - t0) / iters * 1e6
+
+
+def epoch_latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
+    """Lock + 8-byte op + Unlock, the usual shape of ported mpi4py code, on
+    windows made by Allocate and by Create over user memory, for onesided
+    (default settings) and MPI.Win, the four columns taking turns."""
+    b = _buffers()
+    mem = {key: np.zeros(8, np.int64) for key in ("onesided", "mpi")}
+    wins = {
+        "alloc": (onesided.Window.Allocate(64, disp_unit=8, comm=comm), onesided, False),
+        "mpi_alloc": (MPI.Win.Allocate(64, disp_unit=8, comm=comm), MPI, True),
+        "create": (onesided.Window.Create(mem["onesided"], disp_unit=8, comm=comm), onesided, False),
+        "mpi_create": (MPI.Win.Create(mem["mpi"], disp_unit=8, comm=comm), MPI, True),
+    }
+    info = wins["create"][0].Get_info()
+    how = {"alloc": wins["alloc"][0].Get_info()["onesided_locks"], "create": info["onesided_locks"],
+           "create_put": info["onesided_put_get"], "provider": wins["create"][0].provider}
+    iters = max(50, s.iters // 2)
+    samples: dict[str, dict[str, list[float]]] = {name: {k: [] for k in wins} for name in EPOCH_ROWS}
+    for name in EPOCH_ROWS:
+        progress(f"lock epochs: {name}")
+        for _ in range(s.reps):
+            for key, (win, lib, mpi) in wins.items():
+                call = latency_calls(win, lib, b, not mpi)[name]
+                assert call is not None
+                value = _on_origin(comm, mpi, lambda win=win, call=call: _epoch_us(win, call, iters))
+                if comm.rank == 0:
+                    samples[name][key].append(value)
+    for win, _, _ in wins.values():
+        win.Free()
+    if comm.rank != 0:
+        return None
+    rows = {name: {k: statistics.median(v) for k, v in cols.items()} for name, cols in samples.items()}
+    return {"rows": rows, "how": how, "iters": iters}
+
+
+def epoch_latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
+    def us(v: float) -> str:
+        return f"{v:.3g} us"
+
+    rows = [[name, us(f["alloc"]), us(f["mpi_alloc"]), fmt_ratio(f["alloc"], f["mpi_alloc"]),
+             us(f["create"]), us(f["mpi_create"]), fmt_ratio(f["create"], f["mpi_create"])]
+            for name, f in res["rows"].items()]
+    how = res["how"]
+    head = heading(
+        "1b. Lock epochs: Lock + 8 B op + Unlock, 2 ranks on one host",
+        f"us per epoch: median of {s.reps} repetitions of {res['iters']}, the four columns taking turns. "
+        f"onesided with default settings: Allocate windows take the fast path (locks: {how['alloc']}); "
+        f"Create windows over user memory use provider `{how['provider']}` (puts and gets: {how['create_put']}; "
+        f"locks: {how['create']}). Peer: mpi4py MPI.Win.Allocate / MPI.Win.Create on {peer}.",
+    )
+    return head + "\n" + table(
+        ["operation", "onesided Allocate", "MPI.Win Allocate", "ratio", "onesided Create", "MPI.Win Create",
+         "ratio"], rows)
+
+
 # -- 2. bandwidth -------------------------------------------------------------
 
 def _loops(s: Settings, size: int) -> int:
