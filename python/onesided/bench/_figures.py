@@ -237,6 +237,25 @@ def _epoch_us(win: Any, call: Call, iters: int) -> float:
     return (time.perf_counter() - t0) / iters * 1e6
 
 
+def _mpi_create(comm: Any, MPI: Any, memory: np.ndarray) -> tuple[Any, str | None]:
+    """MPI.Win.Create over ``memory``, or (None, why) where the MPI cannot
+    make one: Open MPI's osc/sm, selected alone (as this benchmark asks under
+    Open MPI 4.1), makes only Allocate and Allocate_shared windows."""
+    try:
+        win, why = MPI.Win.Create(memory, disp_unit=8, comm=comm), None
+    except MPI.Exception as e:
+        win, why = None, e.Get_error_string()
+    # Every rank fails alike (the component is chosen the same way on each);
+    # should they not, the ranks that made one keep it: freeing it is collective.
+    if not comm.allreduce(win is not None, op=MPI.LAND):
+        if why is None:
+            why = "MPI_Win_create failed on another rank"
+        if osc_sm_selected() and open_mpi_41(MPI):
+            why = f"Open MPI's osc/sm makes only Allocate and Allocate_shared windows ({why})"
+        return None, why
+    return win, None
+
+
 def epoch_latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
     """Lock + 8-byte op + Unlock, the usual shape of ported mpi4py code, on
     windows made by Allocate and by Create over user memory, for onesided
@@ -247,13 +266,17 @@ def epoch_latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Pro
         "alloc": (onesided.Window.Allocate(64, disp_unit=8, comm=comm), onesided, False),
         "mpi_alloc": (MPI.Win.Allocate(64, disp_unit=8, comm=comm), MPI, True),
         "create": (onesided.Window.Create(mem["onesided"], disp_unit=8, comm=comm), onesided, False),
-        "mpi_create": (MPI.Win.Create(mem["mpi"], disp_unit=8, comm=comm), MPI, True),
     }
+    mpi_create, no_create = _mpi_create(comm, MPI, mem["mpi"])
+    if mpi_create is not None:
+        wins["mpi_create"] = (mpi_create, MPI, True)
     info = wins["create"][0].Get_info()
     how = {"alloc": wins["alloc"][0].Get_info()["onesided_locks"], "create": info["onesided_locks"],
-           "create_put": info["onesided_put_get"], "provider": wins["create"][0].provider}
+           "create_put": info["onesided_put_get"], "provider": wins["create"][0].provider,
+           "no_mpi_create": no_create}
     iters = max(50, s.iters // 2)
-    samples: dict[str, dict[str, list[float]]] = {name: {k: [] for k in wins} for name in EPOCH_ROWS}
+    samples: dict[str, dict[str, list[float]]] = {
+        name: {k: [] for k in ("alloc", "mpi_alloc", "create", "mpi_create")} for name in EPOCH_ROWS}
     for name in EPOCH_ROWS:
         progress(f"lock epochs: {name}")
         for _ in range(s.reps):
@@ -267,13 +290,13 @@ def epoch_latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Pro
         win.Free()
     if comm.rank != 0:
         return None
-    rows = {name: {k: statistics.median(v) for k, v in cols.items()} for name, cols in samples.items()}
+    rows = {name: {k: statistics.median(v) if v else None for k, v in cols.items()} for name, cols in samples.items()}
     return {"rows": rows, "how": how, "iters": iters}
 
 
 def epoch_latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
-    def us(v: float) -> str:
-        return f"{v:.3g} us"
+    def us(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.3g} us"
 
     rows = [[name, us(f["alloc"]), us(f["mpi_alloc"]), fmt_ratio(f["alloc"], f["mpi_alloc"]),
              us(f["create"]), us(f["mpi_create"]), fmt_ratio(f["create"], f["mpi_create"])]
@@ -284,7 +307,8 @@ def epoch_latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
         f"us per epoch: median of {s.reps} repetitions of {res['iters']}, the four columns taking turns. "
         f"onesided with default settings: Allocate windows take the fast path (locks: {how['alloc']}); "
         f"Create windows over user memory use provider `{how['provider']}` (puts and gets: {how['create_put']}; "
-        f"locks: {how['create']}). Peer: mpi4py MPI.Win.Allocate / MPI.Win.Create on {peer}.",
+        f"locks: {how['create']}). Peer: mpi4py MPI.Win.Allocate / MPI.Win.Create on {peer}."
+        + (f" MPI.Win Create: n/a, {how['no_mpi_create']}." if how["no_mpi_create"] else ""),
     )
     return head + "\n" + table(
         ["operation", "onesided Allocate", "MPI.Win Allocate", "ratio", "onesided Create", "MPI.Win Create",
