@@ -111,18 +111,18 @@ const Ones kOne;
 
 const char* op_name(Op op) { return op_info(op).name.data(); }
 
-// Collective: whether an Allocate/Allocate_shared window takes the
-// intra-node fast path (memory every rank maps; CPU atomics). Every rank
-// decides from the same gathered data: all ranks on one host, none asking
-// for a network provider (explicitly or through FI_PROVIDER), none asking
-// for the software path or turning the fast path off (info
-// onesided_fast_path=off or ONESIDED_FAST_PATH=off).
 // onesided's own part of a shared mapping, before every segment: the stripe
 // locks of the CPU atomics, then one window lock per rank.
 std::size_t control_bytes(int nranks) {
   return sizeof(detail::cpu::Stripes) + static_cast<std::size_t>(nranks) * sizeof(detail::SharedLockWord);
 }
 
+// Collective: whether an Allocate/Allocate_shared window takes the
+// intra-node fast path (memory every rank maps; CPU atomics). Every rank
+// decides from the same gathered data: all ranks on one host, none asking
+// for a network provider (explicitly or through FI_PROVIDER), none asking
+// for the software path or turning the fast path off (info
+// onesided_fast_path=off or ONESIDED_FAST_PATH=off).
 bool fast_path_agreed(Bootstrap& group, const Info& info) {
   auto value = [&](const char* key) {
     auto it = info.find(key);
@@ -363,7 +363,11 @@ class Window::Impl final : public detail::MessageSink {
     if (shared_) {
       lock_words_ = reinterpret_cast<detail::SharedLockWord*>(shared_->control() + sizeof(detail::cpu::Stripes));
     } else {
-      lock_segment_ = detail::SharedSegment::create(*group_, 0, false, bytes);
+      try {
+        lock_segment_ = detail::SharedSegment::create(*group_, 0, false, bytes);
+      } catch (const Error&) {
+        return;  // raised at every rank alike: every rank keeps lock messages
+      }
       lock_words_ = reinterpret_cast<detail::SharedLockWord*>(lock_segment_->control());
     }
     // Native atomics and (without cross-memory attach) puts need this
@@ -1341,8 +1345,9 @@ class Window::Impl final : public detail::MessageSink {
   detail::AtomicPlan plan_;
   std::string software_only_;  // non-empty: the window was asked not to go native
   bool lock_all_nocheck_ = false;  // guarded by epoch_mutex_
-  // Fast path: every rank's window lock lives in the shared mapping (null
-  // otherwise: the lock is the target's LockTable, reached by messages).
+  // On one host with shm (the fast path included): every rank's window lock
+  // in a shared mapping. Null otherwise: the lock is the target's
+  // LockTable, reached by messages.
   detail::SharedLockWord* lock_words_ = nullptr;
   std::shared_ptr<detail::SharedSegment> lock_segment_;  // lock_words_ when the memory is not shared
   bool watching_ = false;
