@@ -90,8 +90,11 @@ bench: build
 # The job runs on Open MPI's osc/sm, its fastest RMA path on one host (osc/rdma
 # crashes on compare-and-swap there, open-mpi/ompi#7027); pml ob1 with btl
 # self,vader keeps Open MPI itself off libfabric, so only onesided uses it.
+# --bind-to none places ranks as MPICH's mpiexec does: bound to one core each
+# (Open MPI's default), a rank shares it with onesided's progress thread, and
+# both libraries measured slower so on this 2-core machine.
 OPENMPI_SITE := build/openmpi-site
-OPENMPI_RUN = mpiexec.openmpi --allow-run-as-root --oversubscribe \
+OPENMPI_RUN = mpiexec.openmpi --allow-run-as-root --oversubscribe --bind-to none \
 	--mca osc sm --mca pml ob1 --mca btl self,vader -x PYTHONPATH=$(abspath $(OPENMPI_SITE))
 
 $(STAMPS)/openmpi: tools/setup-debian.sh
