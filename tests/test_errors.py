@@ -169,6 +169,33 @@ def test_mpi4py_constants_and_info_are_accepted():
     w.Free()
 
 
+def test_mpi4py_ops_stay_right_on_the_fast_forms():
+    """An mpi4py op is translated once, then recognised by the bindings'
+    fast forms by identity: every later call must still apply that op and
+    no other (each op gives a different result here)."""
+    MPI = pytest.importorskip("mpi4py.MPI")
+    w = Window.Allocate(8, disp_unit=8, comm=MPI.COMM_SELF)
+    got = np.zeros(1, np.int64)
+    two = np.array([2], np.int64)
+    want = 1
+    w.Lock(0)
+    w.Put(np.array([1], np.int64), 0)
+    w.Flush(0)
+    for rnd in range(3):  # the first round translates, the later ones hit the fast forms
+        for op, apply in ((MPI.SUM, lambda v: v + 2), (MPI.PROD, lambda v: v * 2), (MPI.MAX, lambda v: max(v, 2)),
+                          (MPI.BXOR, lambda v: v ^ 2), (MPI.NO_OP, lambda v: v)):
+            w.Fetch_and_op(two, got, 0, 0, op)
+            w.Flush(0)
+            assert got[0] == want, (rnd, op, got[0], want)
+            want = apply(want)
+        w.Accumulate(two, 0, None, MPI.REPLACE)
+        w.Flush(0)
+        want = 2
+    w.Unlock(0)
+    assert np.frombuffer(w, np.int64)[0] == want
+    w.Free()
+
+
 def test_threads_share_one_window():
     """Blocking calls release the GIL and the window is thread-safe: four
     threads fetch-and-add on one counter and every ticket is unique."""

@@ -1,8 +1,9 @@
 // The per-call fast path of the bindings: plain C-contiguous numpy arrays
 // of a supported dtype, int ranks and displacements, and onesided's own op
-// codes are recognised here in a few C-API calls. Anything else (tuples
-// with counts, memoryviews, mpi4py datatypes or ops) makes the call return
-// false, and the Python layer parses it in full.
+// codes (and mpi4py ops the Python layer has once translated) are
+// recognised here in a few C-API calls. Anything else (tuples with counts,
+// memoryviews, mpi4py datatypes) makes the call return false, and the Python
+// layer parses it in full.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -10,6 +11,8 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "onesided/types.hpp"
 
@@ -64,9 +67,32 @@ inline bool fast_int(py::handle h, std::int64_t& out) {
   return !overflow && !(out == -1 && PyErr_Occurred());
 }
 
+// Foreign op objects (mpi4py's MPI.SUM, ...) the Python layer translated
+// once, by identity; each holds a reference, so an address is never reused.
+// Bounded: ops made afresh per call just stay on the slow path.
+inline std::vector<std::pair<PyObject*, Op>>& known_ops() {
+  static std::vector<std::pair<PyObject*, Op>> ops;
+  return ops;
+}
+
+inline void remember_op(py::handle h, Op op) {
+  auto& ops = known_ops();
+  if (ops.size() >= 64) return;
+  for (auto& [obj, code] : ops)
+    if (obj == h.ptr()) return;
+  ops.emplace_back(h.inc_ref().ptr(), op);
+}
+
 // onesided.Op is an IntEnum: any int subclass below the op count.
 inline bool fast_op(py::handle h, Op& out) {
-  if (!PyLong_Check(h.ptr())) return false;
+  if (!PyLong_Check(h.ptr())) {
+    for (auto& [obj, code] : known_ops())
+      if (obj == h.ptr()) {
+        out = code;
+        return true;
+      }
+    return false;
+  }
   const long v = PyLong_AsLong(h.ptr());
   if (v < 0 || v >= static_cast<long>(kNumOps)) {
     PyErr_Clear();

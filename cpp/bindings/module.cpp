@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "endpoint.hpp"
+#include "fast_args.hpp"
 #include "onesided/error.hpp"
 #include "onesided/runtime.hpp"
 #include "onesided/types.hpp"
@@ -71,6 +72,10 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("op_applies", [](int op, int dtype) {
     return onesided::op_applies(static_cast<onesided::Op>(op), static_cast<onesided::Dtype>(dtype));
+  });
+  m.def("_remember_op", [](py::handle obj, int op) {
+    if (op < 0 || op >= static_cast<int>(onesided::kNumOps)) throw py::value_error("not an op code");
+    onesided::python::remember_op(obj, static_cast<onesided::Op>(op));
   });
   m.def("shutdown", &onesided::shutdown,
         "Stops the progress threads (called at interpreter exit).",

@@ -276,6 +276,11 @@ class Window(_core.Window):
         self._attached = {}
         info_now = self._info()
         self._holds = info_now["onesided_fast_path"] == "off" or info_now["onesided_nasty"] != "off"
+        if not self._holds:
+            # Nothing is ever in flight or kept: Flush is the core's fence,
+            # called straight from the instance (no Python frame, no GIL
+            # release), which is most of its cost from Python.
+            self.Flush = self._flush_inline  # type: ignore[method-assign]
         return self
 
     # -- creation --------------------------------------------------------------
