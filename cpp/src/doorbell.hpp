@@ -11,6 +11,9 @@
 // the same rule as the shm provider's own regions). A peer whose bell cannot
 // be opened is simply not rung: every sleep is bounded, so rings only make
 // answers earlier, never possible.
+//
+// wait() and ring() work on any BellWord in shared memory; SharedLock's
+// waiters sleep on one the same way.
 #pragma once
 
 #include <chrono>

@@ -1,12 +1,7 @@
 #include "shared_lock.hpp"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <climits>
-#include <ctime>
+#include <chrono>
 #include <thread>
 
 namespace onesided::detail {
@@ -24,19 +19,8 @@ inline void cpu_relax() {
 #endif
 }
 
-// Not FUTEX_PRIVATE: the word is in memory shared between processes.
-void futex_wait(std::uint32_t* word, std::uint32_t seen) {
-  // A backstop only: every unlock wakes the sleepers it can see.
-  timespec backstop{0, 10'000'000};
-  ::syscall(SYS_futex, word, FUTEX_WAIT, seen, &backstop, nullptr, 0);
-}
-
-void futex_wake_all(std::uint32_t* word) { ::syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0); }
-
-// Every load and update below is seq_cst: a waiter that announces itself in
-// `sleepers` and then still sees the lock taken is either seen by the
-// unlocker's load of `sleepers` (and woken) or has read `releases` before the
-// unlock bumped it (and futex_wait returns at once).
+// The ticket loads and updates are seq_cst, which the doorbell's no-lost-
+// wakeup argument needs (an unlock's completion is the "posted operation").
 template <class Ready>
 void wait_until(SharedLockWord& w, Ready ready) {
   for (int i = 0; i < 256; ++i) {
@@ -48,15 +32,8 @@ void wait_until(SharedLockWord& w, Ready ready) {
     if (ready()) return;
     std::this_thread::yield();
   }
-  std::atomic_ref<std::uint32_t> releases(w.releases), sleepers(w.sleepers);
-  for (;;) {
-    sleepers.fetch_add(1);
-    const std::uint32_t seen = releases.load();
-    const bool done = ready();
-    if (!done) futex_wait(&w.releases, seen);
-    sleepers.fetch_sub(1);
-    if (done) return;
-  }
+  // The 10 ms limit is a backstop only: every unlock rings.
+  while (!ready()) Doorbell::wait(w.bell, std::chrono::milliseconds(10), ready);
 }
 
 }  // namespace
@@ -71,11 +48,8 @@ void SharedLock::lock(bool exclusive) {
 }
 
 void SharedLock::unlock(bool exclusive) {
-  std::atomic_ref<std::uint64_t> completions(word_.completions);
-  std::atomic_ref<std::uint32_t> releases(word_.releases), sleepers(word_.sleepers);
-  completions.fetch_add(exclusive ? kWriter : kReader);
-  releases.fetch_add(1);
-  if (sleepers.load() != 0) futex_wake_all(&word_.releases);
+  std::atomic_ref<std::uint64_t>(word_.completions).fetch_add(exclusive ? kWriter : kReader);
+  Doorbell::ring(word_.bell);
 }
 
 bool SharedLock::busy() const {

@@ -15,17 +15,19 @@
 
 #include <cstdint>
 
+#include "doorbell.hpp"
+
 namespace onesided::detail {
 
 // Lives in shared memory; all zero is unlocked. Writers count in the low 32
 // bits and readers in the high 32 bits of each ticket word: a reader compares
 // only the low half, which carries never disturb, and a writer compares the
-// whole word, where equal sums mean every earlier holder has left.
+// whole word, where equal sums mean every earlier holder has left. Sleeping
+// waiters use the doorbell protocol on `bell`: every unlock rings it.
 struct alignas(64) SharedLockWord {
   std::uint64_t requests;
   std::uint64_t completions;
-  std::uint32_t releases;  // futex word: bumped by every unlock
-  std::uint32_t sleepers;  // waiters inside futex_wait
+  BellWord bell;
 };
 
 class SharedLock {

@@ -335,29 +335,33 @@ class Window::Impl final : public detail::MessageSink {
     }
     remote_regions_.resize(static_cast<std::size_t>(nranks_));
     remote_stale_.assign(static_cast<std::size_t>(nranks_), 1);
-    // Round 3, which is also the barrier no rank may pass before every
-    // rank has filled in its peer table (the handlers read it): may this
-    // rank reach every other's window by cross-memory attach?
-    const bool try_cma = flavor_ == Flavor::Create && same_host && shortcuts_ && provider_ == "shm";
+    // On one host with shm (and the shortcuts not switched off), ranks may
+    // reach each other without the provider: cross-memory attach for a
+    // Create window's puts and gets, doorbells, and window locks in shared
+    // memory (the fast path has its own), which cost atomic instructions
+    // instead of two round trips to the target's progress engine.
+    const bool local = same_host && shortcuts_ && provider_ == "shm";
+    const bool try_cma = local && flavor_ == Flavor::Create;
     bool reach = try_cma;
     for (int r = 0; reach && r < nranks_; ++r)
       if (r != rank_ && peers_[r].size > 0)
         reach = detail::cma::can_read(static_cast<pid_t>(peers_[r].pid), peers_[r].base, 1);
-    all = group_->allgather(reach ? "1" : "0");
+    // Round 3, which is also the barrier no rank may pass before every
+    // rank has filled in its peer table (the handlers read it): may this
+    // rank reach every other's window by cross-memory attach, and does it
+    // want shared-memory locks (onesided_fast_path may differ by rank)?
+    const bool try_locks = local && !fast_;
+    all = group_->allgather(std::string{reach ? '1' : '0', try_locks ? '1' : '0'});
     cma_ = try_cma;
-    for (const auto& a : all) cma_ = cma_ && a == "1";
+    bool locks = try_locks;
+    for (const auto& a : all) {
+      cma_ = cma_ && a[0] == '1';
+      locks = locks && a[1] == '1';
+    }
     // An idle target sleeps on its doorbell; posting to it rings.
-    if (same_host && shortcuts_ && provider_ == "shm")
+    if (local)
       for (int r = 0; r < nranks_; ++r)
         if (r != rank_) peers_[r].bell = detail::Doorbell::of(static_cast<pid_t>(peers_[r].pid));
-    // Round 4: on one host with shm, every window's lock lives in shared
-    // memory, as the fast path's does: a lock epoch costs atomic
-    // instructions instead of two round trips to the target's progress
-    // engine. Every rank must want it (onesided_fast_path may differ).
-    const bool try_locks = !fast_ && same_host && shortcuts_ && provider_ == "shm";
-    all = group_->allgather(try_locks ? "1" : "0");
-    bool locks = try_locks;
-    for (const auto& a : all) locks = locks && a == "1";
     if (!locks) return;
     const std::size_t bytes = static_cast<std::size_t>(nranks_) * sizeof(detail::SharedLockWord);
     if (shared_) {
