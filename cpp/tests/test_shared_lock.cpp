@@ -54,6 +54,14 @@ void hammer(Guarded& g, int iterations) {
   }
 }
 
+void hammer_in_threads(Guarded& g, int threads, int iterations, const char* what) {
+  within(std::chrono::seconds(60), [&] {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back([&] { hammer(g, iterations); });
+    for (auto& t : pool) t.join();
+  }, what);
+}
+
 long exclusive_per(int iterations) {
   long n = 0;
   for (int i = 0; i < iterations; ++i) n += i % 3 != 0;
@@ -64,11 +72,7 @@ long exclusive_per(int iterations) {
 
 TEST(SharedLock, ExclusiveHoldersExcludeEveryoneAcrossThreads) {
   Guarded g;
-  within(std::chrono::seconds(60), [&] {
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t) threads.emplace_back([&] { hammer(g, 20000); });
-    for (auto& t : threads) t.join();
-  }, "4 threads");
+  hammer_in_threads(g, 4, 20000, "4 threads");
   EXPECT_EQ(g.a, 4 * exclusive_per(20000));
   EXPECT_EQ(g.b, g.a);
   EXPECT_EQ(g.torn.load(), 0);
@@ -80,11 +84,7 @@ TEST(SharedLock, TicketCountersWrapAround) {
   // leak into the writers' half.
   const std::uint64_t start = (std::uint64_t{0xffffffffu} << 32) | 0xfffffff0u;
   g.word.requests = g.word.completions = start - (std::uint64_t{8} << 32);
-  within(std::chrono::seconds(60), [&] {
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 3; ++t) threads.emplace_back([&] { hammer(g, 3000); });
-    for (auto& t : threads) t.join();
-  }, "wraparound");
+  hammer_in_threads(g, 3, 3000, "wraparound");
   EXPECT_EQ(g.a, 3 * exclusive_per(3000));
   EXPECT_EQ(g.torn.load(), 0);
   EXPECT_EQ(g.word.requests, g.word.completions);

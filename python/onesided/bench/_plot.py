@@ -16,6 +16,15 @@ def have_matplotlib() -> bool:
     return True
 
 
+def _save(plt: Any, fig: Any, ax: Any, path: Path) -> Path:
+    """Legend, layout, PNG at 90 dpi; the figure is closed."""
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
 def write_charts(directory: str, latency: dict[str, Any] | None, bandwidth: dict[str, Any] | None,
                  title: str) -> list[Path]:
     """Write latency.png (bars, log scale) and bandwidth.png (log-log lines)
@@ -49,12 +58,7 @@ def write_charts(directory: str, latency: dict[str, Any] | None, bandwidth: dict
         ax.set_ylabel("us per op + Flush (log scale, lower is better)")
         ax.set_title(f"8 B latency, 2 ranks on one host\n{title}", fontsize=9)
         ax.grid(axis="y", which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        path = out / "latency.png"
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-        written.append(path)
+        written.append(_save(plt, fig, ax, out / "latency.png"))
     if bandwidth is not None:
         sizes = list(bandwidth["rows"])
         fig, ax = plt.subplots(figsize=(8, 4.8))
@@ -72,10 +76,5 @@ def write_charts(directory: str, latency: dict[str, Any] | None, bandwidth: dict
         ax.set_ylabel("GB/s (64 ops per Flush)")
         ax.set_title(f"put / get bandwidth, 2 ranks on one host\n{title}", fontsize=9)
         ax.grid(which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        path = out / "bandwidth.png"
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-        written.append(path)
+        written.append(_save(plt, fig, ax, out / "bandwidth.png"))
     return written
