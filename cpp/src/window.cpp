@@ -1497,6 +1497,19 @@ Info Window::info() const {
   };
 }
 
+// Interim, until the paths are objects: derived from the creation flags.
+const std::string& Window::path_name() const {
+  static const std::string shm = "shared-memory", cma = "cross-memory", prov = "provider";
+  return impl_->fast_ ? shm : impl_->cma_ ? cma : prov;
+}
+const std::string& Window::path_description() const {
+  static const std::string shm = "loads, stores and CPU atomics on memory every rank maps",
+                           cma = "puts and gets by cross-memory attach; atomics through the provider",
+                           prov = "libfabric RMA and atomics through the provider";
+  return impl_->fast_ ? shm : impl_->cma_ ? cma : prov;
+}
+bool Window::completes_in_call() const { return impl_->fast_ && !impl_->nasty_; }
+
 bool Window::native_atomics(Dtype dtype) const { return impl_->plan_.path(dtype).native; }
 const std::string& Window::atomics_reason(Dtype dtype) const { return impl_->plan_.path(dtype).reason; }
 std::size_t Window::native_count(Function f, Op op, Dtype dtype) const {

@@ -91,6 +91,15 @@ class Window {
   Model model() const;
   const std::string& provider() const;
   Info info() const;
+  // The data path chosen at creation ("shared-memory", "provider",
+  // "cross-memory", each maybe wrapped as "nasty(...)") and one line that
+  // says what it does. Fixed for the window's life.
+  const std::string& path_name() const;
+  const std::string& path_description() const;
+  // True when every operation is complete at its target when its call
+  // returns (the shared-memory path without nasty mode): no call but the
+  // synchronisation ones can wait, and buffers need not outlive the call.
+  bool completes_in_call() const;
   // Window extent and displacement unit of `target`, as every origin knows it.
   std::size_t size_of(int target) const;
   int disp_unit_of(int target) const;
