@@ -24,13 +24,15 @@ from ._errors import (
     UnsupportedError,
 )
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
+from ._atomics_report import AtomicPath, AtomicsReport
+from ._mpi_args import Get_address
+from ._request import Request
 from ._window import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
     FLAVOR_DYNAMIC,
     FLAVOR_SHARED,
     PROC_NULL,
-    Get_address,
     LOCK_EXCLUSIVE,
     LOCK_SHARED,
     MODE_NOCHECK,
@@ -39,9 +41,6 @@ from ._window import (
     MODE_NOSTORE,
     MODE_NOSUCCEED,
     MODE_PASSIVE_EPOCH_IMPLICIT,
-    AtomicPath,
-    AtomicsReport,
-    Request,
     WIN_SEPARATE,
     WIN_UNIFIED,
     Window,

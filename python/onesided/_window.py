@@ -33,17 +33,18 @@ Guarantees (the same for every window):
 
 from __future__ import annotations
 
-import sys
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, NamedTuple
+from typing import Any, Iterator
 
 import numpy as np
 
-from . import _core
+from . import _core, _mpi_args as mpi_args
+from ._atomics_report import AtomicsReport
 from ._buffers import Message, message, same_dtype, same_shape, target as _target_disp
 from ._errors import ArgumentError
-from ._types import OPS, RMW2_OPS, RMW_OPS, dtype_code, op_code
-from ._world import world
+from ._mpi_args import Get_address
+from ._request import Request
+from ._types import OPS, RMW2_OPS, RMW_OPS, op_code
 
 SUM = OPS["sum"]
 NO_OP = OPS["no_op"]
@@ -63,189 +64,6 @@ FLAVOR_SHARED: int = _core.FLAVOR_SHARED
 PROC_NULL: int = _core.PROC_NULL
 WIN_UNIFIED: int = _core.WIN_UNIFIED
 WIN_SEPARATE: int = _core.WIN_SEPARATE
-
-_MODES = ("NOCHECK", "NOSTORE", "NOPUT", "NOPRECEDE", "NOSUCCEED")
-
-
-class Request:
-    """A request-based operation (Rput, Rget, Raccumulate, Rget_accumulate,
-    Rrmw, Rrmw2). It completes by itself, and also at any Flush, Unlock or
-    Fence covering its target; its buffers stay referenced until then. (In
-    nasty mode the operation is held until Wait, Test or a flush.)"""
-
-    __slots__ = ("_core", "_keep")
-
-    def __init__(self, core: Any, keep: tuple[Any, ...]) -> None:
-        self._core = core
-        self._keep = keep  # buffers in use until completion
-
-    def Wait(self) -> None:
-        """Return once the operation is complete at origin and target (its
-        result is valid)."""
-        self._core._wait()
-        self._keep = ()
-
-    def Test(self) -> bool:
-        """Drive progress once; True once the operation is complete."""
-        done: bool = self._core._test()
-        if done:
-            self._keep = ()
-        return done
-
-    @staticmethod
-    def Waitall(requests: "list[Request]") -> None:
-        """Wait for every request (each complete at origin and target)."""
-        for r in requests:
-            r.Wait()
-
-
-class AtomicPath(NamedTuple):
-    """Where an (op, dtype) runs on a window: the provider's native atomics
-    (``native=True``) or onesided's software path at the target, and why."""
-
-    native: bool
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{'native' if self.native else 'software'}: {self.reason}"
-
-
-class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
-    """Where each (op, dtype) of a window runs: the provider's native atomics
-    or onesided's software path at the target, and why. One path per dtype:
-    native only if every declared op on it is native at every rank."""
-
-    def __init__(self, win: "Window") -> None:
-        names = [name for name, _ in _core.dtypes()]
-        self._by_dtype = {
-            names[code]: AtomicPath(win._native_atomics(code), win._atomics_reason(code)) for code in range(len(names))
-        }
-        self._entries = {
-            (op.name.lower(), names[dt]): self._by_dtype[names[dt]]
-            for op in OPS.values()
-            for dt in range(len(names))
-            if _core.op_applies(int(op), dt)
-        }
-
-    def __getitem__(self, key: tuple[str, str]) -> AtomicPath:
-        """``report["sum", "int64"]``; the dtype may be anything numpy takes."""
-        op, dtype = key
-        name = op.lower() if isinstance(op, str) else _core.ops()[op_code(op)][0]
-        return self._entries[(name, _core.dtypes()[dtype_code(dtype)][0])]
-
-    def __iter__(self) -> Iterator[tuple[str, str]]:
-        return iter(self._entries)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def by_dtype(self) -> dict[str, AtomicPath]:
-        """The path of each dtype (all its ops share it)."""
-        return dict(self._by_dtype)
-
-    def summary(self) -> str:
-        """One line: which dtypes are native and which software."""
-        native = [d for d, p in self._by_dtype.items() if p.native]
-        software = [d for d, p in self._by_dtype.items() if not p.native]
-        parts = []
-        if native:
-            parts.append("native " + ",".join(native))
-        if software:
-            parts.append("software " + ",".join(software))
-        return "; ".join(parts)
-
-    def __str__(self) -> str:
-        width = max(len(d) for d in self._by_dtype)
-        return "\n".join(f"{d:{width}s}  {p}" for d, p in self._by_dtype.items())
-
-
-def _assertion(value: int) -> int:
-    """Assertion bits, translating mpi4py's MPI.MODE_* when its MPI numbers
-    them differently from onesided (Open MPI does; MPICH does not)."""
-    value = int(value)
-    mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is None or value == 0:
-        return value
-    out = 0
-    for name in _MODES:
-        theirs, ours = int(getattr(mpi, "MODE_" + name)), getattr(_core, "MODE_" + name)
-        if theirs == ours:
-            continue
-        if value & theirs:
-            out |= ours
-            value &= ~theirs
-    return out | value
-
-
-def _lock_type(value: int) -> int:
-    mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is not None:
-        if value == mpi.LOCK_EXCLUSIVE:
-            return LOCK_EXCLUSIVE
-        if value == mpi.LOCK_SHARED:
-            return LOCK_SHARED
-    if value not in (LOCK_EXCLUSIVE, LOCK_SHARED):
-        raise ArgumentError(f"lock_type must be LOCK_EXCLUSIVE or LOCK_SHARED, got {value!r}")
-    return int(value)
-
-
-def _info_dict(info: Any) -> dict[str, str]:
-    """A plain dict from None, a mapping, or an mpi4py MPI.Info."""
-    if info is None:
-        return {}
-    mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is not None and isinstance(info, mpi.Info):
-        if info == mpi.INFO_NULL:
-            return {}
-        return {str(k): str(v) for k, v in info.items()}
-    if isinstance(info, Mapping):
-        return {str(k): str(v) for k, v in info.items()}
-    raise ArgumentError(f"info must be a dict or an mpi4py MPI.Info, got {type(info).__name__}")
-
-
-def _group_ranks(group: Any, comm: Any) -> list[int]:
-    """Ranks of the window's communicator from a list/tuple/range of ranks
-    or an mpi4py MPI.Group (translated into the communicator's group)."""
-    mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is not None and isinstance(group, mpi.Group):
-        if not hasattr(comm, "Get_group"):
-            raise ArgumentError("an MPI.Group needs a window over an mpi4py communicator; pass a list of ranks")
-        mine = comm.Get_group()
-        try:
-            ranks = mpi.Group.Translate_ranks(group, list(range(group.Get_size())), mine)
-        finally:
-            mine.Free()
-        if any(r == mpi.UNDEFINED for r in ranks):
-            raise ArgumentError("the group holds processes outside the window's communicator")
-        return [int(r) for r in ranks]
-    try:
-        return [int(r) for r in group]
-    except TypeError:
-        raise ArgumentError(f"group must be a list of ranks or an mpi4py MPI.Group, got {type(group).__name__}") from None
-
-
-def Get_address(location: Any) -> int:
-    """The absolute address of the first byte of a buffer (mpi4py's
-    ``MPI.Get_address``): the target displacement of memory attached to a
-    dynamic window."""
-    try:
-        view = memoryview(location)
-    except TypeError:
-        raise ArgumentError(f"Get_address needs a buffer, got {type(location).__name__}") from None
-    address: int = np.asarray(view).__array_interface__["data"][0]
-    return address
-
-
-def _comm(comm: Any) -> Any:
-    if comm is None:
-        return world()
-    mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is not None and isinstance(comm, mpi.Comm) and comm == mpi.COMM_NULL:
-        raise ArgumentError("comm is MPI.COMM_NULL")
-    for name in ("Get_rank", "Get_size", "allgather", "Barrier"):
-        if not hasattr(comm, name):
-            raise ArgumentError(f"comm must be an mpi4py communicator or onesided.COMM_WORLD (no {name})")
-    return comm
 
 
 class Window(_core.Window):
@@ -267,9 +85,9 @@ class Window(_core.Window):
 
     @classmethod
     def _make(cls, memory: Any, disp_unit: int, info: Any, comm: Any, flavor: int) -> "Window":
-        comm = _comm(comm)
+        comm = mpi_args.communicator(comm)
         self = cls.__new__(cls)
-        _core.Window.__init__(self, memory, int(disp_unit), _info_dict(info), comm, flavor)
+        _core.Window.__init__(self, memory, int(disp_unit), mpi_args.info_dict(info), comm, flavor)
         self._memory = memory
         self._comm = comm
         self._pending = {}
@@ -342,10 +160,7 @@ class Window(_core.Window):
         ``PROC_NULL`` gives the first rank with a non-empty segment. Plain
         loads and stores are not atomic and need Sync + a barrier (or an
         epoch) to be seen by other ranks."""
-        mpi = sys.modules.get("mpi4py.MPI")
-        if mpi is not None and rank == mpi.PROC_NULL:
-            rank = PROC_NULL
-        array, disp_unit = self._shared_query(int(rank))
+        array, disp_unit = self._shared_query(mpi_args.rank(rank))
         return memoryview(array), int(disp_unit)
 
     def Attach(self, memory: Any) -> None:
@@ -588,10 +403,10 @@ class Window(_core.Window):
             same_shape(o2, r, "Rmw2 origin2 and result")
             messages.append(o2)
             core = self._rmw2(code, o.buffer, o2.buffer, r.buffer, r.count, r.dtype, target_rank,
-                              int(target_disp), _assertion(assertion), want_request)
+                              int(target_disp), mpi_args.assertion(assertion), want_request)
         else:
             core = self._rmw(code, o.buffer, r.buffer, r.count, r.dtype, target_rank, int(target_disp),
-                             _assertion(assertion), want_request)
+                             mpi_args.assertion(assertion), want_request)
         keep = tuple(m.buffer for m in messages)
         if want_request:
             return Request(core, keep)
@@ -645,14 +460,14 @@ class Window(_core.Window):
         """Collective: completes every operation issued since the previous
         fence, at origin and target, then opens the next fence epoch (unless
         MODE_NOSUCCEED)."""
-        self._fence(_assertion(assertion))
+        self._fence(mpi_args.assertion(assertion))
         self._pending.clear()
 
     def Lock(self, rank: int, lock_type: int = LOCK_EXCLUSIVE, assertion: int = 0) -> None:
         """Begin a passive-target epoch at ``rank``; returns once the lock is
         held (exclusive: no other origin holds it; shared: no exclusive holder).
         With MODE_NOCHECK no lock is taken: you promise no conflicting one."""
-        self._lock(rank, _lock_type(lock_type), _assertion(assertion))
+        self._lock(rank, mpi_args.lock_type(lock_type), mpi_args.assertion(assertion))
 
     def Unlock(self, rank: int) -> None:
         """Complete every operation to ``rank`` (at the target too), then release the lock."""
@@ -661,7 +476,7 @@ class Window(_core.Window):
 
     def Lock_all(self, assertion: int = 0) -> None:
         """A shared lock on every rank of the window."""
-        self._lock_all(_assertion(assertion))
+        self._lock_all(mpi_args.assertion(assertion))
 
     def Unlock_all(self) -> None:
         """Complete every operation, then release the Lock_all locks."""
@@ -702,13 +517,13 @@ class Window(_core.Window):
         """Open an exposure epoch for the origins in ``group`` (a list of
         ranks or an mpi4py MPI.Group). Does not block. Local stores made
         before Post are visible to their RMA."""
-        self._post(_group_ranks(group, self._comm), _assertion(assertion))
+        self._post(mpi_args.group_ranks(group, self._comm), mpi_args.assertion(assertion))
 
     def Start(self, group: Any, assertion: int = 0) -> None:
         """Open an access epoch to the targets in ``group``. Does not block:
         an operation to a target waits until that target has posted, so
         Start may precede the matching Post anywhere."""
-        self._start(_group_ranks(group, self._comm), _assertion(assertion))
+        self._start(mpi_args.group_ranks(group, self._comm), mpi_args.assertion(assertion))
 
     def Complete(self) -> None:
         """End the access epoch: every operation issued in it is complete at
