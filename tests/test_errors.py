@@ -169,9 +169,9 @@ def test_mpi4py_constants_and_info_are_accepted():
     w.Free()
 
 
-def test_mpi4py_ops_stay_right_on_the_fast_forms():
+def test_mpi4py_ops_stay_right_on_the_shortcut_forms():
     """An mpi4py op is translated once, then recognised by the bindings'
-    fast forms by identity: every later call must still apply that op and
+    shortcut forms by identity: every later call must still apply that op and
     no other (each op gives a different result here)."""
     MPI = pytest.importorskip("mpi4py.MPI")
     w = Window.Allocate(8, disp_unit=8, comm=MPI.COMM_SELF)
@@ -181,7 +181,7 @@ def test_mpi4py_ops_stay_right_on_the_fast_forms():
     w.Lock(0)
     w.Put(np.array([1], np.int64), 0)
     w.Flush(0)
-    for rnd in range(3):  # the first round translates, the later ones hit the fast forms
+    for rnd in range(3):  # the first round translates, the later ones hit the shortcut forms
         for op, apply in ((MPI.SUM, lambda v: v + 2), (MPI.PROD, lambda v: v * 2), (MPI.MAX, lambda v: max(v, 2)),
                           (MPI.BXOR, lambda v: v ^ 2), (MPI.NO_OP, lambda v: v)):
             w.Fetch_and_op(two, got, 0, 0, op)

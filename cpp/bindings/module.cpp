@@ -1,18 +1,26 @@
-// The _core extension module: error translation, the op x dtype table, and
-// process lifetime. Window bindings live in register_window.cpp.
+// The _core extension module: error translation, the op x dtype table and
+// process lifetime here; one file per bound concept beside it:
+//   register_window.cpp      the Window class, what it is, shared and dynamic memory
+//   register_operations.hpp  put, get, accumulate family, rmw: full and shortcut forms
+//   register_sync.hpp        fence, locks, flushes, post/start/complete/wait, free
+//   register_request.hpp     Request
+// (The concepts after the first are headers included only here, because
+// CMakeLists.txt names the module's two sources.)
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "endpoint.hpp"
-#include "fast_args.hpp"
 #include "onesided/error.hpp"
 #include "onesided/runtime.hpp"
 #include "onesided/types.hpp"
+#include "register_operations.hpp"
+#include "register_request.hpp"
+#include "register_sync.hpp"
+#include "shortcut_args.hpp"
 
 namespace py = pybind11;
 
 namespace onesided::python {
-void register_window(py::module_& m);
+py::class_<Window> register_window(py::module_& m);
 }
 
 namespace {
@@ -81,5 +89,8 @@ PYBIND11_MODULE(_core, m) {
         "Stops the progress threads (called at interpreter exit).",
         py::call_guard<py::gil_scoped_release>());
 
-  onesided::python::register_window(m);
+  onesided::python::register_request(m);
+  auto window = onesided::python::register_window(m);
+  onesided::python::register_operations(m, window);
+  onesided::python::register_sync(m, window);
 }

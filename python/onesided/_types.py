@@ -95,7 +95,7 @@ def op_code(op: Any) -> int:
         for name, ours in OPS.items():
             theirs = getattr(mpi, name.upper(), None)
             if theirs is not None and op == theirs:
-                # Later calls with this object take the bindings' fast forms.
+                # Later calls with this object take the bindings' shortcut forms.
                 _core._remember_op(op, int(ours))
                 return int(ours)
         raise UnsupportedError(f"mpi4py op {op!r} has no onesided equivalent (user-defined ops are not supported)")

@@ -34,20 +34,18 @@ Guarantees (the same for every window):
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import _core, _mpi_args as mpi_args
+from . import _core, _mpi_args as mpi_args, _operations as operations
 from ._atomics_report import AtomicsReport
-from ._buffers import Message, message, same_dtype, same_shape, target as _target_disp
 from ._errors import ArgumentError
 from ._mpi_args import Get_address
 from ._request import Request
-from ._types import OPS, RMW2_OPS, RMW_OPS, op_code
+from ._types import OPS, RMW2_OPS, RMW_OPS
 
 SUM = OPS["sum"]
-NO_OP = OPS["no_op"]
 
 LOCK_EXCLUSIVE: int = _core.LOCK_EXCLUSIVE
 LOCK_SHARED: int = _core.LOCK_SHARED
@@ -79,6 +77,16 @@ class Window(_core.Window):
     _pending: dict[int, list[Any]]
     _attached: dict[int, Any]
     _holds: bool  # whether operations can outlive their call
+    # The binding's shortcut forms as this window uses them (_bind_shortcuts):
+    # called with the window first; True once the operation is issued.
+    _put_shortcut: Callable[..., bool]
+    _get_shortcut: Callable[..., bool]
+    _accumulate_shortcut: Callable[..., bool]
+    _get_accumulate_shortcut: Callable[..., bool]
+    _fetch_and_op_shortcut: Callable[..., bool]
+    _compare_and_swap_shortcut: Callable[..., bool]
+    _rmw_shortcut: Callable[..., bool]
+    _rmw2_shortcut: Callable[..., bool]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("use Window.Create(...) or Window.Allocate(...)")
@@ -92,8 +100,9 @@ class Window(_core.Window):
         self._comm = comm
         self._pending = {}
         self._attached = {}
-        info_now = self._info()
-        self._holds = info_now["onesided_fast_path"] == "off" or info_now["onesided_nasty"] != "off"
+        # Decided once: the path is fixed for the window's life.
+        self._holds = not self._completes_in_call
+        self._bind_shortcuts()
         if not self._holds:
             # Nothing is ever in flight or kept: Flush is the core's fence,
             # called straight from the instance (no Python frame, no GIL
@@ -128,8 +137,8 @@ class Window(_core.Window):
         size = int(size)
         if size < 0:
             raise ArgumentError(f"size must be >= 0, got {size}")
-        # The core allocates: in memory every rank maps when the intra-node
-        # fast path applies, else 64-byte aligned.
+        # The core allocates: in memory every rank maps when the
+        # shared-memory path applies, else 64-byte aligned.
         return cls._make(size, disp_unit, info, comm, FLAVOR_ALLOCATE)
 
     @classmethod
@@ -262,156 +271,100 @@ class Window(_core.Window):
         )
 
     # -- operations ------------------------------------------------------------
+    #
+    # Each operation is one line: the binding's shortcut form issues it when
+    # the arguments are plain arrays, int ranks and known ops, else _issue
+    # parses them in full (_operations.py). The shortcut form is an instance
+    # attribute chosen once at creation (_bind_shortcuts) and called with the
+    # window as its first argument; a helper frame around it would cost about
+    # as much as the call itself.
+
+    def _bind_shortcuts(self) -> None:
+        # Where every operation completes in its call, the form that keeps
+        # the GIL: nothing waits and nothing needs keeping. Elsewhere the
+        # form that releases it, wrapped to keep the buffers until completion.
+        # The bindings' plain functions (__func__ of pybind11's instancemethod
+        # wrappers), so the window holds no reference to itself.
+        bindings = vars(_core.Window)
+        for name, buffers in _core.SHORTCUT_FORMS:
+            if self._holds:
+                form = _keeping(bindings[f"_{name}_shortcut_nogil"].__func__, self._pending, buffers)
+            else:
+                form = bindings[f"_{name}_shortcut_inline"].__func__
+            setattr(self, f"_{name}_shortcut", form)
+
+    def _issue(self, full: Callable[..., operations.Issued], target_rank: int, *args: Any) -> None:
+        # The full path of an operation the shortcut did not take.
+        self._keep(target_rank, *full(self, target_rank, *args).buffers)
+
+    def _issue_request(self, full: Callable[..., operations.Issued], target_rank: int, *args: Any) -> Request:
+        issued = full(self, target_rank, *args, request=True)
+        return Request(issued.core, issued.buffers)
 
     def _keep(self, rank: int, *objs: Any) -> None:
-        # Buffers must outlive the operation; drop them at completion. On the
-        # fast path (nasty mode off) every operation is complete on return.
+        # Buffers must outlive the operation; drop them at completion. Where
+        # operations complete in their call there is nothing to keep.
         if self._holds:
             self._pending.setdefault(rank, []).extend(objs)
 
     def Put(self, origin: Any, target_rank: int, target: Any = None) -> None:
         """Write ``origin`` into the target's window. Not atomic, unordered;
         complete at the next flush, unlock or fence of ``target_rank``."""
-        if self._put_fast(origin, target_rank, 0 if target is None else target):
-            if self._holds:
-                self._keep(target_rank, origin)
-            return
-        o = message(origin, writable=False, what="origin")
-        self._put(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o))
-        self._keep(target_rank, o.buffer)
+        self._put_shortcut(self, origin, target_rank, 0 if target is None else target) or self._issue(
+            operations.put, target_rank, origin, target)
 
     def Get(self, origin: Any, target_rank: int, target: Any = None) -> None:
         """Read the target's window into ``origin`` (written when the
         operation completes). Not atomic, unordered."""
-        if self._get_fast(origin, target_rank, 0 if target is None else target):
-            if self._holds:
-                self._keep(target_rank, origin)
-            return
-        o = message(origin, writable=True, what="origin")
-        self._get(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o))
-        self._keep(target_rank, o.buffer)
+        self._get_shortcut(self, origin, target_rank, 0 if target is None else target) or self._issue(
+            operations.get, target_rank, origin, target)
 
     def Rput(self, origin: Any, target_rank: int, target: Any = None) -> Request:
         """Put returning a Request: complete (origin buffer reusable, data at
         the target) when the Request is, or at a flush/unlock of ``target_rank``."""
-        o = message(origin, writable=False, what="origin")
-        core = self._put(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o), True)
-        return Request(core, (o.buffer,))
+        return self._issue_request(operations.put, target_rank, origin, target)
 
     def Rget(self, origin: Any, target_rank: int, target: Any = None) -> Request:
         """Get returning a Request: ``origin`` holds the data once the Request completes."""
-        o = message(origin, writable=True, what="origin")
-        core = self._get(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o), True)
-        return Request(core, (o.buffer,))
+        return self._issue_request(operations.get, target_rank, origin, target)
 
     def Raccumulate(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM) -> Request:
         """Accumulate returning a Request; atomicity and ordering as Accumulate."""
-        o = message(origin, writable=False, what="origin")
-        core = self._accumulate(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o), op_code(op), True)
-        return Request(core, (o.buffer,))
+        return self._issue_request(operations.accumulate, target_rank, origin, target, op)
 
     def Rget_accumulate(
         self, origin: Any, result: Any, target_rank: int, target: Any = None, op: Any = SUM
     ) -> Request:
         """Get_accumulate returning a Request; ``result`` is valid once it completes."""
-        code = op_code(op)
-        r = message(result, writable=True, what="result")
-        if origin is None and code == NO_OP:
-            o = Message(None, r.count, r.dtype)
-        else:
-            o = message(origin, writable=False, what="origin")
-            same_shape(o, r, "Rget_accumulate origin and result")
-        core = self._get_accumulate(o.buffer, r.buffer, r.count, r.dtype, target_rank, _target_disp(target, r), code, True)
-        return Request(core, (o.buffer, r.buffer))
+        return self._issue_request(operations.get_accumulate, target_rank, origin, result, target, op)
 
     def Accumulate(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM) -> None:
         """target = op(target, origin), atomic per element, ordered with the
         other accumulate-style calls from this origin."""
-        if self._accumulate_fast(origin, target_rank, 0 if target is None else target, op):
-            if self._holds:
-                self._keep(target_rank, origin)
-            return
-        o = message(origin, writable=False, what="origin")
-        self._accumulate(o.buffer, o.count, o.dtype, target_rank, _target_disp(target, o), op_code(op))
-        self._keep(target_rank, o.buffer)
+        self._accumulate_shortcut(self, origin, target_rank, 0 if target is None else target, op) or self._issue(
+            operations.accumulate, target_rank, origin, target, op)
 
     def Get_accumulate(
         self, origin: Any, result: Any, target_rank: int, target: Any = None, op: Any = SUM
     ) -> None:
         """result = target; target = op(target, origin), atomically per element.
         With op=NO_OP it is an atomic read and ``origin`` may be None."""
-        if self._get_accumulate_fast(origin, result, target_rank, 0 if target is None else target, op):
-            if self._holds:
-                self._keep(target_rank, origin, result)
-            return
-        code = op_code(op)
-        r = message(result, writable=True, what="result")
-        if origin is None and code == NO_OP:
-            o = Message(None, r.count, r.dtype)
-        else:
-            o = message(origin, writable=False, what="origin")
-            same_shape(o, r, "Get_accumulate origin and result")
-        self._get_accumulate(o.buffer, r.buffer, r.count, r.dtype, target_rank, _target_disp(target, r), code)
-        self._keep(target_rank, o.buffer, r.buffer)
+        self._get_accumulate_shortcut(
+            self, origin, result, target_rank, 0 if target is None else target, op
+        ) or self._issue(operations.get_accumulate, target_rank, origin, result, target, op)
 
     def Fetch_and_op(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0, op: Any = SUM) -> None:
         """The one-element Get_accumulate: result = target; target = op(target, origin)."""
-        if self._fetch_and_op_fast(origin, result, target_rank, target_disp, op):
-            if self._holds:
-                self._keep(target_rank, origin, result)
-            return
-        code = op_code(op)
-        r = message(result, writable=True, what="result")
-        if origin is None and code == NO_OP:
-            o = Message(None, 1, r.dtype)
-        else:
-            o = message(origin, writable=False, what="origin")
-            same_dtype(o, r, "Fetch_and_op origin and result")
-        self._fetch_and_op(o.buffer, r.buffer, r.dtype, target_rank, int(target_disp), code)
-        self._keep(target_rank, o.buffer, r.buffer)
+        self._fetch_and_op_shortcut(self, origin, result, target_rank, target_disp, op) or self._issue(
+            operations.fetch_and_op, target_rank, origin, result, target_disp, op)
 
     def Compare_and_swap(
         self, origin: Any, compare: Any, result: Any, target_rank: int, target_disp: int = 0
     ) -> None:
         """result = target; if target == compare: target = origin. One element,
         atomic with every other accumulate-style call."""
-        if self._compare_and_swap_fast(origin, compare, result, target_rank, target_disp):
-            if self._holds:
-                self._keep(target_rank, origin, compare, result)
-            return
-        o = message(origin, writable=False, what="origin")
-        c = message(compare, writable=False, what="compare")
-        r = message(result, writable=True, what="result")
-        for m, name in ((o, "origin"), (c, "compare")):
-            same_dtype(m, r, f"Compare_and_swap {name} and result")
-        self._compare_and_swap(o.buffer, c.buffer, r.buffer, r.dtype, target_rank, int(target_disp))
-        self._keep(target_rank, o.buffer, c.buffer, r.buffer)
-
-    def _rmw_call(self, two: bool, origin: Any, origin2: Any, result: Any, target_rank: int,
-                  target_disp: int, op: Any, assertion: int, want_request: bool) -> Any:
-        code = op_code(op)
-        r = message(result, writable=True, what="result")
-        messages = [r]
-        if origin is None and not two and code == int(RMW_OPS["RMW_INC"]):
-            o = Message(None, r.count, r.dtype)
-        else:
-            o = message(origin, writable=False, what="origin")
-            same_shape(o, r, "Rmw origin and result")
-            messages.append(o)
-        if two:
-            o2 = message(origin2, writable=False, what="origin2")
-            same_shape(o2, r, "Rmw2 origin2 and result")
-            messages.append(o2)
-            core = self._rmw2(code, o.buffer, o2.buffer, r.buffer, r.count, r.dtype, target_rank,
-                              int(target_disp), mpi_args.assertion(assertion), want_request)
-        else:
-            core = self._rmw(code, o.buffer, r.buffer, r.count, r.dtype, target_rank, int(target_disp),
-                             mpi_args.assertion(assertion), want_request)
-        keep = tuple(m.buffer for m in messages)
-        if want_request:
-            return Request(core, keep)
-        self._keep(target_rank, *keep)
-        return None
+        self._compare_and_swap_shortcut(self, origin, compare, result, target_rank, target_disp) or self._issue(
+            operations.compare_and_swap, target_rank, origin, compare, result, target_disp)
 
     def Rmw(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0,
             op: Any = RMW_OPS["RMW_SUM"], assertion: int = 0) -> None:
@@ -423,11 +376,9 @@ class Window(_core.Window):
         Completes like the other RMA calls, or, with
         MODE_PASSIVE_EPOCH_IMPLICIT, before returning, inside its own
         exclusive lock epoch (no lock with MODE_NOCHECK as well)."""
-        if not assertion and self._rmw_fast(origin, result, target_rank, target_disp, op):
-            if self._holds:
-                self._keep(target_rank, origin, result)
-            return
-        self._rmw_call(False, origin, None, result, target_rank, target_disp, op, assertion, False)
+        # An assertion (an implicit epoch) always takes the full path.
+        (not assertion and self._rmw_shortcut(self, origin, result, target_rank, target_disp, op)) or self._issue(
+            operations.rmw, target_rank, origin, result, target_disp, op, assertion)
 
     def Rmw2(self, origin: Any, origin2: Any, result: Any, target_rank: int, target_disp: int = 0,
              op: Any = RMW2_OPS["RMW2_COMP_SWAP_EQ"], assertion: int = 0) -> None:
@@ -436,23 +387,19 @@ class Window(_core.Window):
         RMW2_COMP_SWAP_LT/_LE/_EQ/_GE/_GT/_NE (origin = comperand, origin2 =
         swaperand: when ``comperand OP target`` holds, target = swaperand).
         result receives the old values; same atomicity and completion as Rmw."""
-        if not assertion and self._rmw2_fast(origin, origin2, result, target_rank, target_disp, op):
-            if self._holds:
-                self._keep(target_rank, origin, origin2, result)
-            return
-        self._rmw_call(True, origin, origin2, result, target_rank, target_disp, op, assertion, False)
+        (
+            not assertion and self._rmw2_shortcut(self, origin, origin2, result, target_rank, target_disp, op)
+        ) or self._issue(operations.rmw2, target_rank, origin, origin2, result, target_disp, op, assertion)
 
     def Rrmw(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0,
              op: Any = RMW_OPS["RMW_SUM"], assertion: int = 0) -> Request:
         """Rmw returning a Request that completes with the operation."""
-        req: Request = self._rmw_call(False, origin, None, result, target_rank, target_disp, op, assertion, True)
-        return req
+        return self._issue_request(operations.rmw, target_rank, origin, result, target_disp, op, assertion)
 
     def Rrmw2(self, origin: Any, origin2: Any, result: Any, target_rank: int, target_disp: int = 0,
               op: Any = RMW2_OPS["RMW2_COMP_SWAP_EQ"], assertion: int = 0) -> Request:
         """Rmw2 returning a Request that completes with the operation."""
-        req: Request = self._rmw_call(True, origin, origin2, result, target_rank, target_disp, op, assertion, True)
-        return req
+        return self._issue_request(operations.rmw2, target_rank, origin, origin2, result, target_disp, op, assertion)
 
     # -- synchronisation -------------------------------------------------------
 
@@ -562,3 +509,17 @@ class Window(_core.Window):
             yield self
         finally:
             self.Unlock_all()
+
+
+def _keeping(shortcut: Callable[..., bool], pending: dict[int, list[Any]], buffers: int) -> Callable[..., bool]:
+    """``shortcut`` (a binding's shortcut form), keeping the first ``buffers``
+    arguments of every operation it issues in ``pending`` under the target
+    rank (the argument after them), until a completion point drops them."""
+
+    def issue(win: Window, *args: Any) -> bool:
+        if not shortcut(win, *args):
+            return False
+        pending.setdefault(args[buffers], []).extend(args[:buffers])
+        return True
+
+    return issue

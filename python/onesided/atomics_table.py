@@ -31,8 +31,8 @@ def generate(providers: tuple[str, ...] = PROVIDERS) -> str:
     decisions: dict[str, list[str]] = {d: [] for d in dtypes}
     for provider in providers:
         # The probe does not depend on the declarations; the default window
-        # shows what a program that declares nothing gets. The libfabric
-        # path: on one host, Allocate windows would take the CPU-atomics fast
+        # shows what a program that declares nothing gets. The provider
+        # path: on one host, Allocate windows would take the shared-memory
         # path instead (docs/atomics.md says when).
         win = Window.Allocate(8, info={"provider": provider, "onesided_fast_path": "off"})
         lines += [f"### {provider}", "", "| call:op | " + " | ".join(dtypes) + " |",

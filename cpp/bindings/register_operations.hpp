@@ -1,0 +1,202 @@
+// The operations: put, get, the accumulate family and the read-modify-writes
+// of seed 002, each in two forms. The full form takes what the Python layer
+// parsed (buffer, count, dtype code, ...); the shortcut forms take the
+// user's own arguments and recognise plain arrays (shortcut_args.hpp). Every
+// full form releases the GIL around its core call, since any operation may
+// wait for its target (for its Post, for ordering, for provider resources).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <type_traits>
+
+#include "onesided/window.hpp"
+#include "parsed_args.hpp"
+#include "shortcut_args.hpp"
+
+namespace onesided::python {
+
+namespace py = pybind11;
+
+// Runs `call(request or nullptr)` without the GIL; the R* forms ask for the
+// Request, the others get None.
+template <class Call>
+py::object issue_nogil(bool want_request, Call&& call) {
+  Request req;
+  {
+    py::gil_scoped_release nogil;
+    call(want_request ? &req : nullptr);
+  }
+  return want_request ? py::cast(std::move(req)) : py::none();
+}
+
+// The full form of put (kCall = &Window::put) or get: one buffer, read or
+// written, named `what` in errors.
+template <auto kCall>
+void def_transfer(py::class_<Window>& cls, const char* name, const char* what) {
+  constexpr bool kWrites = std::is_same_v<decltype(kCall), decltype(&Window::get)>;
+  cls.def(
+      name,
+      [what](Window& w, py::handle buffer, std::size_t count, int dtype, int target, std::int64_t disp,
+             bool want_request) {
+        void* p = buffer_ptr(buffer, nbytes(count, dtype), kWrites, what);
+        return issue_nogil(want_request,
+                           [&](Request* req) { (w.*kCall)(p, count, to_dtype(dtype), target, disp, req); });
+      },
+      py::arg(what), py::arg("count"), py::arg("dtype"), py::arg("target"), py::arg("disp"),
+      py::arg("want_request") = false);
+}
+
+// The shortcut signature of each operation, and its core call.
+namespace shortcut {
+
+struct Put : Shortcut<Counts::Any, TakesOp::No, Use::Read> {
+  static void issue(Window& w, const auto& c) {
+    const auto& [o] = c.arrays;
+    w.put(o.ptr, o.count, o.dtype, c.target, c.disp);
+  }
+};
+struct Get : Shortcut<Counts::Any, TakesOp::No, Use::Write> {
+  static void issue(Window& w, const auto& c) {
+    const auto& [r] = c.arrays;
+    w.get(r.ptr, r.count, r.dtype, c.target, c.disp);
+  }
+};
+struct Accumulate : Shortcut<Counts::Any, TakesOp::Yes, Use::Read> {
+  static void issue(Window& w, const auto& c) {
+    const auto& [o] = c.arrays;
+    w.accumulate(o.ptr, o.count, o.dtype, c.target, c.disp, c.op);
+  }
+};
+struct GetAccumulate : Shortcut<Counts::Equal, TakesOp::Yes, Use::Read, Use::Write> {
+  static void issue(Window& w, const auto& c) {
+    const auto& [o, r] = c.arrays;
+    w.get_accumulate(o.ptr, r.ptr, r.count, r.dtype, c.target, c.disp, c.op);
+  }
+};
+struct FetchAndOp : Shortcut<Counts::AtLeastOne, TakesOp::Yes, Use::Read, Use::Write> {
+  static void issue(Window& w, const auto& c) {
+    const auto& [o, r] = c.arrays;
+    w.fetch_and_op(o.ptr, r.ptr, r.dtype, c.target, c.disp, c.op);
+  }
+};
+struct CompareAndSwap : Shortcut<Counts::AtLeastOne, TakesOp::No, Use::Read, Use::Read, Use::Write> {
+  static void issue(Window& w, const auto& c) {
+    const auto& [o, compare, r] = c.arrays;
+    w.compare_and_swap(o.ptr, compare.ptr, r.ptr, r.dtype, c.target, c.disp);
+  }
+};
+struct Rmw : Shortcut<Counts::Equal, TakesOp::Yes, Use::ReadOrNoneForInc, Use::Write> {
+  static void issue(Window& w, const auto& c) {
+    const auto& [o, r] = c.arrays;
+    w.rmw(c.op, o.ptr, r.ptr, r.count, r.dtype, c.target, c.disp);
+  }
+};
+struct Rmw2 : Shortcut<Counts::Equal, TakesOp::Yes, Use::Read, Use::Read, Use::Write> {
+  static void issue(Window& w, const auto& c) {
+    const auto& [o, o2, r] = c.arrays;
+    w.rmw2(c.op, o.ptr, o2.ptr, r.ptr, r.count, r.dtype, c.target, c.disp);
+  }
+};
+
+}  // namespace shortcut
+
+inline void register_operations(py::module_& m, py::class_<Window>& cls) {
+  // The shortcut forms, and for the Python layer the number of leading
+  // arguments of each that are buffers (kept alive until completion).
+  py::list forms;
+  auto add = [&]<class Operation>(const char* name, Operation) {
+    def_shortcut<Operation>(cls, name);
+    forms.append(py::make_tuple(name, Operation::kArrays.size()));
+  };
+  add("put", shortcut::Put{});
+  add("get", shortcut::Get{});
+  add("accumulate", shortcut::Accumulate{});
+  add("get_accumulate", shortcut::GetAccumulate{});
+  add("fetch_and_op", shortcut::FetchAndOp{});
+  add("compare_and_swap", shortcut::CompareAndSwap{});
+  add("rmw", shortcut::Rmw{});
+  add("rmw2", shortcut::Rmw2{});
+  m.attr("SHORTCUT_FORMS") = forms;
+
+  // The full forms. The R* forms pass want_request and get a Request back
+  // (else None).
+  def_transfer<&Window::put>(cls, "_put", "origin");
+  def_transfer<&Window::get>(cls, "_get", "result");
+  cls.def(
+         "_accumulate",
+         [](Window& w, py::handle origin, std::size_t count, int dtype, int target, std::int64_t disp, int op,
+            bool want_request) {
+           const void* o = buffer_ptr(origin, nbytes(count, dtype), false, "origin");
+           const Op code = to_op(op);
+           return issue_nogil(want_request, [&](Request* req) {
+             w.accumulate(o, count, to_dtype(dtype), target, disp, code, req);
+           });
+         },
+         py::arg("origin"), py::arg("count"), py::arg("dtype"), py::arg("target"), py::arg("disp"), py::arg("op"),
+         py::arg("want_request") = false)
+      .def(
+          "_get_accumulate",
+          [](Window& w, py::handle origin, py::handle result, std::size_t count, int dtype, int target,
+             std::int64_t disp, int op, bool want_request) {
+            const std::size_t n = nbytes(count, dtype);
+            const void* o = op == static_cast<int>(Op::NoOp) ? nullptr : buffer_ptr(origin, n, false, "origin");
+            void* r = buffer_ptr(result, n, true, "result");
+            const Op code = to_op(op);
+            return issue_nogil(want_request, [&](Request* req) {
+              w.get_accumulate(o, r, count, to_dtype(dtype), target, disp, code, req);
+            });
+          },
+          py::arg("origin"), py::arg("result"), py::arg("count"), py::arg("dtype"), py::arg("target"),
+          py::arg("disp"), py::arg("op"), py::arg("want_request") = false)
+      .def("_fetch_and_op",
+           [](Window& w, py::handle origin, py::handle result, int dtype, int target, std::int64_t disp, int op) {
+             const std::size_t n = nbytes(1, dtype);
+             const void* o = op == static_cast<int>(Op::NoOp) ? nullptr : buffer_ptr(origin, n, false, "origin");
+             void* r = buffer_ptr(result, n, true, "result");
+             const Op code = to_op(op);
+             issue_nogil(false, [&](Request*) { w.fetch_and_op(o, r, to_dtype(dtype), target, disp, code); });
+           })
+      .def("_compare_and_swap",
+           [](Window& w, py::handle origin, py::handle compare, py::handle result, int dtype, int target,
+              std::int64_t disp) {
+             const std::size_t n = nbytes(1, dtype);
+             const void* o = buffer_ptr(origin, n, false, "origin");
+             const void* c = buffer_ptr(compare, n, false, "compare");
+             void* r = buffer_ptr(result, n, true, "result");
+             issue_nogil(false, [&](Request*) { w.compare_and_swap(o, c, r, to_dtype(dtype), target, disp); });
+           })
+      .def(
+          "_rmw",
+          [](Window& w, int op, py::handle origin, py::handle result, std::size_t count, int dtype, int target,
+             std::int64_t disp, unsigned assertion, bool want_request) {
+            const std::size_t n = nbytes(count, dtype);
+            const Op code = to_op(op);
+            const void* o = op_info(code).operands >= 1 ? buffer_ptr(origin, n, false, "origin") : nullptr;
+            void* r = buffer_ptr(result, n, true, "result");
+            // With MODE_PASSIVE_EPOCH_IMPLICIT the call is lock, op, unlock.
+            return issue_nogil(want_request, [&](Request* req) {
+              w.rmw(code, o, r, count, to_dtype(dtype), target, disp, assertion, req);
+            });
+          },
+          py::arg("op"), py::arg("origin"), py::arg("result"), py::arg("count"), py::arg("dtype"),
+          py::arg("target"), py::arg("disp"), py::arg("assertion"), py::arg("want_request") = false)
+      .def(
+          "_rmw2",
+          [](Window& w, int op, py::handle origin, py::handle origin2, py::handle result, std::size_t count,
+             int dtype, int target, std::int64_t disp, unsigned assertion, bool want_request) {
+            const std::size_t n = nbytes(count, dtype);
+            const void* o = buffer_ptr(origin, n, false, "origin");
+            const void* o2 = buffer_ptr(origin2, n, false, "origin2");
+            void* r = buffer_ptr(result, n, true, "result");
+            const Op code = to_op(op);
+            return issue_nogil(want_request, [&](Request* req) {
+              w.rmw2(code, o, o2, r, count, to_dtype(dtype), target, disp, assertion, req);
+            });
+          },
+          py::arg("op"), py::arg("origin"), py::arg("origin2"), py::arg("result"), py::arg("count"),
+          py::arg("dtype"), py::arg("target"), py::arg("disp"), py::arg("assertion"),
+          py::arg("want_request") = false);
+}
+
+}  // namespace onesided::python

@@ -1,0 +1,200 @@
+// The shortcut: plain C-contiguous numpy arrays of a supported dtype, int
+// ranks and displacements, and onesided's own op codes (and mpi4py ops the
+// Python layer has once translated) are recognised here in a few C-API
+// calls. Anything else (tuples with counts, memoryviews, mpi4py datatypes)
+// makes a shortcut form return false, and the Python layer parses the call
+// in full. shortcut_form below is the one definition of every form; the
+// operations describe only their arguments and their core call
+// (register_operations.hpp).
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "onesided/types.hpp"
+#include "onesided/window.hpp"
+
+namespace onesided::python {
+
+namespace py = pybind11;
+
+struct ShortcutArray {
+  void* ptr = nullptr;
+  std::size_t count = 0;
+  Dtype dtype{};
+};
+
+// numpy type number -> onesided dtype (-1: none), filled once at import.
+inline std::array<int, 64>& dtype_of_typenum() {
+  static std::array<int, 64> table = [] {
+    std::array<int, 64> t;
+    t.fill(-1);
+    for (const auto& d : kDtypes) {
+      const int num = py::dtype(std::string(d.name)).num();
+      if (num >= 0 && num < 64) t[static_cast<std::size_t>(num)] = static_cast<int>(d.id);
+    }
+    return t;
+  }();
+  return table;
+}
+
+inline bool shortcut_array(py::handle h, bool writable, ShortcutArray& out) {
+  auto& api = py::detail::npy_api::get();
+  if (!api.PyArray_Check_(h.ptr())) return false;
+  auto* a = reinterpret_cast<py::detail::PyArray_Proxy*>(h.ptr());
+  constexpr int kCContiguous = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_;
+  constexpr int kWriteable = py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  if (!(a->flags & kCContiguous) || (writable && !(a->flags & kWriteable))) return false;
+  const int num = py::detail::array_descriptor_proxy(a->descr)->type_num;
+  if (num < 0 || num >= 64) return false;
+  const int code = dtype_of_typenum()[static_cast<std::size_t>(num)];
+  if (code < 0) return false;
+  // Byte order: numpy's native types only (a swapped dtype has another descr
+  // but the same type number).
+  if (py::detail::array_descriptor_proxy(a->descr)->byteorder == '>') return false;
+  std::size_t n = 1;
+  for (int i = 0; i < a->nd; ++i) n *= static_cast<std::size_t>(a->dimensions[i]);
+  out = {a->data, n, static_cast<Dtype>(code)};
+  return true;
+}
+
+inline bool shortcut_int(py::handle h, std::int64_t& out) {
+  if (!PyLong_CheckExact(h.ptr())) return false;
+  int overflow = 0;
+  out = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  return !overflow && !(out == -1 && PyErr_Occurred());
+}
+
+// Foreign op objects (mpi4py's MPI.SUM, ...) the Python layer translated
+// once, by identity; each holds a reference, so an address is never reused.
+// Bounded: ops made afresh per call just stay on the full path.
+inline std::vector<std::pair<PyObject*, Op>>& known_ops() {
+  static std::vector<std::pair<PyObject*, Op>> ops;
+  return ops;
+}
+
+inline void remember_op(py::handle h, Op op) {
+  auto& ops = known_ops();
+  if (ops.size() >= 64) return;
+  for (auto& [obj, code] : ops)
+    if (obj == h.ptr()) return;
+  ops.emplace_back(h.inc_ref().ptr(), op);
+}
+
+// onesided.Op is an IntEnum: any int subclass below the op count.
+inline bool shortcut_op(py::handle h, Op& out) {
+  if (!PyLong_Check(h.ptr())) {
+    for (auto& [obj, code] : known_ops())
+      if (obj == h.ptr()) {
+        out = code;
+        return true;
+      }
+    return false;
+  }
+  const long v = PyLong_AsLong(h.ptr());
+  if (v < 0 || v >= static_cast<long>(kNumOps)) {
+    PyErr_Clear();
+    return false;
+  }
+  out = static_cast<Op>(v);
+  return true;
+}
+
+// How an operation uses one of its array arguments.
+enum class Use {
+  Read,
+  Write,
+  ReadOrNoneForInc,  // read, or None when the op is INC (which has no operand)
+};
+// What the element counts of one call's arrays must satisfy; their dtypes
+// must always be one.
+enum class Counts { Any, Equal, AtLeastOne };
+enum class TakesOp { No, Yes };
+
+// An operation's shortcut signature: its arrays in order, then the target
+// rank and the displacement, then the op if it takes one. An operation
+// derives from this and adds
+//   static void issue(Window&, const ShortcutCall<N>&);
+// which makes the core call.
+template <Counts kCountRule, TakesOp kOpArgument, Use... kUses>
+struct Shortcut {
+  static constexpr std::array<Use, sizeof...(kUses)> kArrays{kUses...};
+  static constexpr Counts kCounts = kCountRule;
+  static constexpr bool kTakesOp = kOpArgument == TakesOp::Yes;
+  static constexpr std::size_t kArity = sizeof...(kUses) + 2 + (kTakesOp ? 1 : 0);
+};
+
+// One recognised call. An array left out (None for INC) has a null pointer.
+template <std::size_t N>
+struct ShortcutCall {
+  std::array<ShortcutArray, N> arrays{};
+  int target = 0;
+  std::int64_t disp = 0;
+  Op op{};
+};
+
+template <class Operation>
+using ShortcutCallOf = ShortcutCall<Operation::kArrays.size()>;
+
+// True, with `call` filled in, when every argument takes the shortcut;
+// false (nothing raised) when the Python layer must parse them in full.
+template <class Operation>
+bool recognise(const std::array<py::handle, Operation::kArity>& args, ShortcutCallOf<Operation>& call) {
+  constexpr std::size_t n = Operation::kArrays.size();
+  std::int64_t target = 0;
+  if (!shortcut_int(args[n], target) || !shortcut_int(args[n + 1], call.disp)) return false;
+  call.target = static_cast<int>(target);
+  if constexpr (Operation::kTakesOp)
+    if (!shortcut_op(args[n + 2], call.op)) return false;
+  const ShortcutArray* first = nullptr;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Use use = Operation::kArrays[i];
+    if (use == Use::ReadOrNoneForInc && call.op == Op::Inc && args[i].is_none()) continue;
+    ShortcutArray& a = call.arrays[i];
+    if (!shortcut_array(args[i], use == Use::Write, a)) return false;
+    if (Operation::kCounts == Counts::AtLeastOne && a.count < 1) return false;
+    if (first && (a.dtype != first->dtype || (Operation::kCounts == Counts::Equal && a.count != first->count)))
+      return false;
+    if (!first) first = &a;
+  }
+  return true;
+}
+
+// The shortcut form of `Operation` as a binding: Python calls it with the
+// operation's arguments as the user gave them and gets true once the
+// operation is issued, false when the arguments need the full path. With
+// kReleaseGil the core call runs without the GIL, since it may wait for a
+// target; the other variant is for windows whose operations complete in
+// their call, where nothing waits and the release would cost more than the
+// call.
+template <class Operation, bool kReleaseGil, std::size_t... I>
+auto shortcut_form(std::index_sequence<I...>) {
+  return [](Window& w, decltype((void)I, py::handle())... handles) {
+    ShortcutCallOf<Operation> call;
+    if (!recognise<Operation>({handles...}, call)) return false;
+    if constexpr (kReleaseGil) {
+      py::gil_scoped_release nogil;
+      Operation::issue(w, call);
+    } else {
+      Operation::issue(w, call);
+    }
+    return true;
+  };
+}
+
+// Binds `_<name>_shortcut_nogil` (releases the GIL around the core call)
+// and `_<name>_shortcut_inline` (keeps it); the Python Window picks one of
+// the two per window at creation.
+template <class Operation, class Class>
+void def_shortcut(Class& cls, const std::string& name) {
+  constexpr auto arity = std::make_index_sequence<Operation::kArity>();
+  cls.def(("_" + name + "_shortcut_nogil").c_str(), shortcut_form<Operation, true>(arity));
+  cls.def(("_" + name + "_shortcut_inline").c_str(), shortcut_form<Operation, false>(arity));
+}
+
+}  // namespace onesided::python
