@@ -25,9 +25,15 @@ class AtomicPath(NamedTuple):
 class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
     """Where each (op, dtype) of a window runs: the provider's native atomics
     or onesided's software path at the target, and why. One path per dtype:
-    native only if every declared op on it is native at every rank."""
+    native only if every declared op on it is native at every rank. The
+    window's data path (``path``, ``path_description``), chosen once at
+    creation, carries every operation."""
 
     def __init__(self, win: "Window") -> None:
+        self.path: str = win._path_name
+        """The window's data path: ``shared-memory``, ``cross-memory`` or ``provider``."""
+        self.path_description: str = win._path_description
+        """One line on what the data path does."""
         names = [name for name, _ in _core.dtypes()]
         self._by_dtype = {
             names[code]: AtomicPath(win._native_atomics(code), win._atomics_reason(code)) for code in range(len(names))
@@ -67,5 +73,8 @@ class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
         return "; ".join(parts)
 
     def __str__(self) -> str:
+        """The data path, then one line per dtype."""
         width = max(len(d) for d in self._by_dtype)
-        return "\n".join(f"{d:{width}s}  {p}" for d, p in self._by_dtype.items())
+        lines = [f"{'path':{width}s}  {self.path}: {self.path_description}"]
+        lines += [f"{d:{width}s}  {p}" for d, p in self._by_dtype.items()]
+        return "\n".join(lines)

@@ -258,7 +258,8 @@ class Window(_core.Window):
     def atomics(self) -> AtomicsReport:
         """Per (op, dtype): native (the provider's atomics) or software (at
         the target), and why, as decided at creation from the declared
-        ``accumulate_ops``, ``accumulate_ordering`` and each rank's probe."""
+        ``accumulate_ops``, ``accumulate_ordering`` and each rank's probe;
+        and the window's data path."""
         return AtomicsReport(self)
 
     def __repr__(self) -> str:
@@ -267,7 +268,7 @@ class Window(_core.Window):
         return (
             f"<onesided.Window {flavor} rank {self._rank}/{self._group_size} "
             f"{self._size} B disp_unit={self._disp_unit} provider={self._provider} "
-            f"atomics: {self.atomics.summary()}>"
+            f"path={self._path_name} ({self._path_description}) atomics: {self.atomics.summary()}>"
         )
 
     # -- operations ------------------------------------------------------------
