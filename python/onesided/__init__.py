@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import atexit
 
-from . import _core
+from . import _core, _errors
 from ._errors import (
     ArgumentError,
     BoundsError,
@@ -118,14 +118,7 @@ __all__ = [
     "RMW2_COMP_SWAP_GT",
     "RMW2_COMP_SWAP_NE",
     "Op",
-    "Error",
-    "ArgumentError",
-    "BoundsError",
-    "EpochError",
-    "UnsupportedError",
-    "OpSetError",
-    "TransportError",
-    "InternalError",
+    *_errors.__all__,
     "WorldError",
     "LaunchError",
     "launch",
