@@ -3,7 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "endpoint.hpp"
+#include "transport/endpoint.hpp"
 #include "fast_args.hpp"
 #include "onesided/error.hpp"
 #include "onesided/runtime.hpp"
