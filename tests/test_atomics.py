@@ -111,17 +111,25 @@ def test_fast_path_report() -> None:
     report says so: lock-free CPU atomics up to 8 bytes, stripe locks above."""
     win = onesided.Window.Allocate(64, info={"accumulate_ops": "fetch_and_op:sum"})
     assert win.info["onesided_fast_path"] == "on"
-    assert win.atomics["sum", "int64"] == (True, "intra-node fast path: lock-free CPU atomics on shared memory")
+    assert win.info["onesided_path"] == "shared-memory"
+    assert win.atomics["sum", "int64"] == (True, "shared-memory path: lock-free CPU atomics on shared memory")
     assert not win.atomics["sum", "complex128"].native
     assert "stripe locks" in win.atomics["sum", "complex128"].reason
     with win.lock(0):
         with pytest.raises(onesided.OpSetError):  # the declared set still holds
             win.Accumulate(np.ones(1, np.int64), 0)
     win.Free()
-    off = onesided.Window.Allocate(64, info={"onesided_fast_path": "off"})
-    assert off.info["onesided_fast_path"] == "off"
-    assert off.info["onesided_locks"].startswith("messages")
-    off.Free()
+    # The switch, by its name and by its old name (an alias), picks the
+    # provider path; the path is named in the report.
+    for key in ("onesided_shared_memory", "onesided_fast_path"):
+        off = onesided.Window.Allocate(64, info={key: "off"})
+        assert off.info["onesided_fast_path"] == "off"
+        assert off.info["onesided_shared_memory"] == "off"
+        assert off.info["onesided_path"] == "provider"
+        assert off.info["onesided_locks"].startswith("messages")
+        off.Free()
+    with pytest.raises(onesided.Error, match="disagree"):
+        onesided.Window.Allocate(64, info={"onesided_shared_memory": "off", "onesided_fast_path": "on"})
 
 
 def test_lock_report() -> None:

@@ -218,26 +218,24 @@ std::int64_t RawFabric::fetch_sum(std::int64_t value, int cell) {
   return s.result;
 }
 
-std::int64_t RawFabric::cswap(std::int64_t compare, std::int64_t swap, int cell) {
+// fi_compare_atomic: `compare` is the comperand (FI_CSWAP) or the mask (FI_MSWAP).
+std::int64_t RawFabric::compare_atomic(std::int64_t compare, std::int64_t swap, int cell, int op) {
   State& s = *s_;
   s.origin = swap;
   s.compare = compare;
-  RAW_POST("fi_compare_atomic(FI_CSWAP)",
+  RAW_POST("fi_compare_atomic",
            fi_compare_atomic(s.ep, &s.origin, 1, nullptr, &s.compare, nullptr, &s.result, nullptr, s.peer,
                              s.peer_base + 8u * static_cast<unsigned>(cell), s.peer_key, FI_INT64,
-                             FI_CSWAP, &s.ctx));
+                             static_cast<fi_op>(op), &s.ctx));
   return s.result;
 }
 
+std::int64_t RawFabric::cswap(std::int64_t compare, std::int64_t swap, int cell) {
+  return compare_atomic(compare, swap, cell, FI_CSWAP);
+}
+
 std::int64_t RawFabric::mswap(std::int64_t mask, std::int64_t swap, int cell) {
-  State& s = *s_;
-  s.origin = swap;
-  s.compare = mask;
-  RAW_POST("fi_compare_atomic(FI_MSWAP)",
-           fi_compare_atomic(s.ep, &s.origin, 1, nullptr, &s.compare, nullptr, &s.result, nullptr, s.peer,
-                             s.peer_base + 8u * static_cast<unsigned>(cell), s.peer_key, FI_INT64,
-                             FI_MSWAP, &s.ctx));
-  return s.result;
+  return compare_atomic(mask, swap, cell, FI_MSWAP);
 }
 
 void RawFabric::poll() {

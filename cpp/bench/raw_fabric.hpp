@@ -14,6 +14,8 @@
 
 namespace onesided_bench {
 
+using onesided::testing::PairBootstrap;
+
 class RawFabric {
  public:
   static constexpr int kCells = 8;
@@ -45,6 +47,7 @@ class RawFabric {
  private:
   struct State;
   void wait_completion(const char* call);
+  std::int64_t compare_atomic(std::int64_t compare, std::int64_t swap, int cell, int op);
   std::string provider_;
   std::unique_ptr<State> s_;
   volatile std::int64_t* cells_ = nullptr;

@@ -2,10 +2,10 @@
 // it consumes: pure logic, tested without a provider.
 #include <gtest/gtest.h>
 
-#include "atomic_plan.hpp"
+#include "atomics/atomic_plan.hpp"
 #include "onesided/error.hpp"
-#include "op_set.hpp"
-#include "ordering.hpp"
+#include "atomics/op_set.hpp"
+#include "order/ordering.hpp"
 
 using namespace onesided;
 using namespace onesided::detail;

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <thread>
 
-#include "doorbell.hpp"
+#include "transport/doorbell.hpp"
 
 using onesided::detail::BellWord;
 using onesided::detail::Doorbell;

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "epoch.hpp"
+#include "window/epoch.hpp"
 #include "onesided/error.hpp"
 
 using namespace onesided;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "kernels.hpp"
+#include "atomics/kernels.hpp"
 
 using namespace onesided;
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "lock_table.hpp"
+#include "locks/lock_table.hpp"
 #include "onesided/error.hpp"
 
 using onesided::detail::LockTable;

@@ -4,9 +4,9 @@
 #include <set>
 #include <thread>
 
-#include "nasty.hpp"
-#include "order_tracker.hpp"
-#include "ordering.hpp"
+#include "order/nasty.hpp"
+#include "order/order_tracker.hpp"
+#include "order/ordering.hpp"
 
 using namespace onesided::detail;
 

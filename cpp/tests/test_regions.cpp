@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "onesided/error.hpp"
-#include "region_table.hpp"
+#include "memory/region_table.hpp"
 
 using namespace onesided;
 using namespace onesided::detail;

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "shared_lock.hpp"
+#include "locks/shared_lock.hpp"
 
 using onesided::detail::SharedLock;
 using onesided::detail::SharedLockWord;

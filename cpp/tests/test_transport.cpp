@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "onesided/error.hpp"
-#include "progress.hpp"
-#include "transport.hpp"
+#include "transport/progress.hpp"
+#include "transport/transport.hpp"
 
 using namespace onesided::detail;
 

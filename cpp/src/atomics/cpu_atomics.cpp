@@ -1,0 +1,119 @@
+#include "atomics/cpu_atomics.hpp"
+
+#include <bit>
+#include <cstring>
+#include <thread>
+#include <type_traits>
+
+#include "atomics/combine.hpp"
+
+namespace onesided::detail::cpu {
+namespace {
+
+template <std::size_t N>
+struct Bits {};
+template <>
+struct Bits<1> { using type = std::uint8_t; };
+template <>
+struct Bits<2> { using type = std::uint16_t; };
+template <>
+struct Bits<4> { using type = std::uint32_t; };
+template <>
+struct Bits<8> { using type = std::uint64_t; };
+
+class StripeGuard {
+ public:
+  StripeGuard(Stripes& s, std::uint64_t offset)
+      : word_(s.word[(offset / 16) % kStripes]) {
+    for (unsigned spins = 0; word_.exchange(1, std::memory_order_acquire) != 0; ++spins)
+      while (word_.load(std::memory_order_relaxed) != 0)
+        if (++spins > 64) std::this_thread::yield();  // the holder may be descheduled
+  }
+  ~StripeGuard() { word_.store(0, std::memory_order_release); }
+
+ private:
+  std::atomic_ref<std::uint32_t> word_;
+};
+
+// One element under a stripe lock (any size, any alignment).
+template <class T>
+void locked(Op op, std::byte* target, std::uint64_t offset, const std::byte* a, const std::byte* b,
+            std::byte* result, Stripes& stripes) {
+  StripeGuard guard(stripes, offset);
+  T t, x{}, y{};
+  std::memcpy(&t, target, sizeof(T));
+  if (a) std::memcpy(&x, a, sizeof(T));
+  if (b) std::memcpy(&y, b, sizeof(T));
+  if (result) std::memcpy(result, &t, sizeof(T));
+  if (op == Op::NoOp) return;
+  const T n = combine(op, t, x, y);
+  std::memcpy(target, &n, sizeof(T));
+}
+
+// One naturally aligned element of 1-8 bytes, lock-free.
+template <class T>
+void lockless(Op op, std::byte* target, const std::byte* a, const std::byte* b, std::byte* result) {
+  using U = typename Bits<sizeof(T)>::type;
+  std::atomic_ref<U> ref(*reinterpret_cast<U*>(target));
+  T x{}, y{};
+  if (a) std::memcpy(&x, a, sizeof(T));
+  if (b) std::memcpy(&y, b, sizeof(T));
+  U old;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (op == Op::Sum || op == Op::Inc) {  // wraps like combine(): unsigned bits
+      const U add = op == Op::Inc ? U(1) : static_cast<U>(x);
+      old = ref.fetch_add(add, std::memory_order_seq_cst);
+      if (result) std::memcpy(result, &old, sizeof(T));
+      return;
+    }
+  }
+  if (op == Op::Replace) {
+    old = ref.exchange(std::bit_cast<U>(x), std::memory_order_seq_cst);
+  } else if (op == Op::NoOp) {
+    old = ref.load(std::memory_order_seq_cst);
+  } else {
+    old = ref.load(std::memory_order_relaxed);
+    for (;;) {
+      const U want = std::bit_cast<U>(combine(op, std::bit_cast<T>(old), x, y));
+      // Even when nothing changes (a failed compare-and-swap) the update is
+      // a read-modify-write, so it is ordered like every other.
+      if (ref.compare_exchange_weak(old, want, std::memory_order_seq_cst, std::memory_order_relaxed)) break;
+    }
+  }
+  if (result) std::memcpy(result, &old, sizeof(T));
+}
+
+}  // namespace
+
+bool lock_free(Dtype d) {
+  const std::size_t n = dtype_info(d).size;
+  return n == 1 || n == 2 || n == 4 || n == 8;
+}
+
+void apply(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const void* origin,
+           const void* origin2, void* result, std::size_t count, Stripes& stripes) {
+  const int operands = op_info(op).operands;
+  visit_dtype(d, [&](auto tag) {
+    using T0 = decltype(tag);
+    using T = std::conditional_t<std::is_same_v<T0, bool>, std::uint8_t, T0>;
+    const auto* a = static_cast<const std::byte*>(origin);
+    const auto* b = static_cast<const std::byte*>(origin2);
+    auto* r = static_cast<std::byte*>(result);
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t at = i * sizeof(T);
+      std::byte* t = target + at;
+      const std::byte* ai = operands >= 1 ? a + at : nullptr;
+      const std::byte* bi = operands >= 2 ? b + at : nullptr;
+      std::byte* ri = r ? r + at : nullptr;
+      if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+        if (reinterpret_cast<std::uintptr_t>(t) % sizeof(T) == 0) {
+          lockless<T>(op, t, ai, bi, ri);
+          continue;
+        }
+      }
+      locked<T>(op, t, target_offset + at, ai, bi, ri, stripes);
+    }
+  });
+}
+
+}  // namespace onesided::detail::cpu

@@ -1,0 +1,145 @@
+// Window locks reached by messages: each rank's lock is the LockTable at
+// that rank, which its progress engine serves.
+//
+// Invariants:
+//  - Memory touched: the target's table_ and tokens_, under table_mutex_,
+//    by the target's progress thread (messages) or by the owning rank's own
+//    calling thread (its own lock); an origin's wait flag, by the reply.
+//  - Grants are FIFO (lock_table.hpp). A flag carries the grant: it is
+//    stored with release and waited on with acquire, so the holder's
+//    operations happen after the grant.
+//  - Unlock's release is sent only after the origin's operations to that
+//    target are complete (passive.cpp flushes first).
+#include <atomic>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "locks/lock_table.hpp"
+#include "locks/window_lock.hpp"
+
+namespace onesided::detail {
+namespace {
+
+class MessageLock final : public WindowLock {
+ public:
+  MessageLock(WindowState& s, DataPath& path)
+      : s_(s), path_(path), tokens_(static_cast<std::size_t>(s.nranks), 0) {}
+
+  const char* where() const override { return "messages to the target's progress engine"; }
+
+  void acquire(int target, bool exclusive) override {
+    std::atomic<int> flag{0};
+    request(target, exclusive, &flag);
+    await({&flag, 1});
+  }
+  void release(int target, bool) override {
+    std::atomic<int> flag{0};
+    request_release(target, &flag);
+    await({&flag, 1});
+  }
+  // Every target asked at once, then every answer awaited.
+  void acquire_all() override {
+    each_rank([&](int r, std::atomic<int>* flag) { request(r, false, flag); });
+  }
+  void release_all() override {
+    each_rank([&](int r, std::atomic<int>* flag) { request_release(r, flag); });
+  }
+
+  void on_message(const Header& h) override {
+    const int origin = static_cast<int>(h.origin);
+    switch (h.kind) {
+      case MsgKind::Lock: {
+        path_.expect_incoming(+1);
+        bool granted;
+        {
+          std::lock_guard lk(table_mutex_);
+          granted = table_.acquire(origin, h.flags & kExclusive);
+          if (!granted) tokens_[origin] = h.token;
+        }
+        if (granted) grant(origin, h.token);
+        return;
+      }
+      case MsgKind::Unlock:
+        path_.expect_incoming(-1);
+        release_here(origin);
+        s_.send(origin, s_.header(MsgKind::UnlockDone, origin, h.token));
+        return;
+      case MsgKind::LockGranted:
+      case MsgKind::UnlockDone:
+        reinterpret_cast<std::atomic<int>*>(h.token)->store(1, std::memory_order_release);
+        return;
+      default:
+        return;
+    }
+  }
+
+ private:
+  template <class Ask>
+  void each_rank(Ask&& ask) {
+    std::vector<std::atomic<int>> flags(static_cast<std::size_t>(s_.nranks));
+    for (int r = 0; r < s_.nranks; ++r) ask(r, &flags[r]);
+    await({flags.data(), flags.size()});
+  }
+
+  void await(std::span<std::atomic<int>> flags) {
+    s_.endpoint->progress().wait([&] {
+      for (auto& f : flags)
+        if (f.load(std::memory_order_acquire) == 0) return false;
+      return true;
+    });
+  }
+
+  void request(int target, bool exclusive, std::atomic<int>* flag) {
+    const auto token = reinterpret_cast<std::uint64_t>(flag);
+    if (target == s_.rank) {
+      std::lock_guard lk(table_mutex_);
+      if (table_.acquire(s_.rank, exclusive))
+        flag->store(1, std::memory_order_release);
+      else
+        tokens_[s_.rank] = token;
+      return;
+    }
+    s_.send(target, s_.header(MsgKind::Lock, target, token, exclusive ? kExclusive : 0));
+  }
+
+  void request_release(int target, std::atomic<int>* flag) {
+    if (target == s_.rank) {
+      release_here(s_.rank);
+      flag->store(1, std::memory_order_release);
+      return;
+    }
+    s_.send(target, s_.header(MsgKind::Unlock, target, reinterpret_cast<std::uint64_t>(flag)));
+  }
+
+  // Releases origin's hold on this rank's lock and tells the newly granted.
+  void release_here(int origin) {
+    std::vector<std::pair<int, std::uint64_t>> grants;
+    {
+      std::lock_guard lk(table_mutex_);
+      for (int o : table_.release(origin)) grants.emplace_back(o, tokens_[o]);
+    }
+    for (auto [o, token] : grants) grant(o, token);
+  }
+
+  void grant(int origin, std::uint64_t token) {
+    if (origin == s_.rank)
+      reinterpret_cast<std::atomic<int>*>(token)->store(1, std::memory_order_release);
+    else
+      s_.send(origin, s_.header(MsgKind::LockGranted, origin, token));
+  }
+
+  WindowState& s_;
+  DataPath& path_;
+  std::mutex table_mutex_;
+  LockTable table_;                     // guarded by table_mutex_
+  std::vector<std::uint64_t> tokens_;   // origin -> its queued request's token; guarded by table_mutex_
+};
+
+}  // namespace
+
+std::unique_ptr<WindowLock> message_lock(WindowState& state, DataPath& path) {
+  return std::make_unique<MessageLock>(state, path);
+}
+
+}  // namespace onesided::detail

@@ -1,0 +1,60 @@
+#include "locks/shared_lock.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace onesided::detail {
+namespace {
+
+constexpr std::uint64_t kWriter = 1;
+constexpr std::uint64_t kReader = std::uint64_t{1} << 32;
+constexpr std::uint64_t kWriters = 0xffffffffu;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// The ticket loads and updates are seq_cst, which the doorbell's no-lost-
+// wakeup argument needs (an unlock's completion is the "posted operation").
+template <class Ready>
+void wait_until(SharedLockWord& w, Ready ready) {
+  for (int i = 0; i < 256; ++i) {
+    if (ready()) return;
+    cpu_relax();
+  }
+  // The holder may be a descheduled process on this core.
+  for (int i = 0; i < 32; ++i) {
+    if (ready()) return;
+    std::this_thread::yield();
+  }
+  // The 10 ms limit is a backstop only: every unlock rings.
+  while (!ready()) Doorbell::wait(w.bell, std::chrono::milliseconds(10), ready);
+}
+
+}  // namespace
+
+void SharedLock::lock(bool exclusive) {
+  std::atomic_ref<std::uint64_t> requests(word_.requests), completions(word_.completions);
+  const std::uint64_t before = requests.fetch_add(exclusive ? kWriter : kReader);
+  if (exclusive)
+    wait_until(word_, [&] { return completions.load() == before; });
+  else
+    wait_until(word_, [&] { return (completions.load() & kWriters) == (before & kWriters); });
+}
+
+void SharedLock::unlock(bool exclusive) {
+  std::atomic_ref<std::uint64_t>(word_.completions).fetch_add(exclusive ? kWriter : kReader);
+  Doorbell::ring(word_.bell);
+}
+
+bool SharedLock::busy() const {
+  std::atomic_ref<std::uint64_t> requests(word_.requests), completions(word_.completions);
+  return requests.load(std::memory_order_relaxed) != completions.load(std::memory_order_relaxed);
+}
+
+}  // namespace onesided::detail

@@ -1,0 +1,57 @@
+// Window locks in shared memory: every rank of the window is on this host,
+// and every rank's lock word lives in a mapping all of them share (the
+// shared-memory path's control page, or a small segment of its own).
+//
+// Invariants:
+//  - Memory touched: the lock words only, by the calling thread, with the
+//    atomic instructions of SharedLock (a FIFO reader-writer ticket lock:
+//    acquire on lock, release on unlock, so the holder's accesses happen
+//    after the previous holder's).
+//  - No messages: Lock, Unlock and Lock_all cost atomic instructions, and
+//    a contended waiter sleeps on a futex.
+//  - Order: Lock_all takes the words in rank order, like any process that
+//    takes several locks, so two Lock_alls cannot deadlock.
+#include "locks/window_lock.hpp"
+
+namespace onesided::detail {
+namespace {
+
+class SharedMemoryLock final : public WindowLock {
+ public:
+  SharedMemoryLock(WindowState& s, std::shared_ptr<void> mapping, SharedLockWord* words, bool watch)
+      : s_(s), mapping_(std::move(mapping)), words_(words), watching_(watch) {
+    // Native atomics and (without cross-memory attach) puts need this
+    // process to poll while an origin holds its lock, as with lock messages.
+    if (watching_)
+      s_.endpoint->progress().watch(this, [word = &words_[s_.rank]] { return SharedLock(*word).busy(); });
+  }
+  ~SharedMemoryLock() override {
+    if (watching_) s_.endpoint->progress().unwatch(this);
+  }
+
+  const char* where() const override { return "shared memory (atomic instructions, no messages)"; }
+  void acquire(int target, bool exclusive) override { SharedLock(words_[target]).lock(exclusive); }
+  void release(int target, bool exclusive) override { SharedLock(words_[target]).unlock(exclusive); }
+  void acquire_all() override {
+    for (int r = 0; r < s_.nranks; ++r) SharedLock(words_[r]).lock(false);
+  }
+  void release_all() override {
+    for (int r = 0; r < s_.nranks; ++r) SharedLock(words_[r]).unlock(false);
+  }
+  void on_message(const Header&) override {}
+
+ private:
+  WindowState& s_;
+  std::shared_ptr<void> mapping_;  // keeps words_ mapped
+  SharedLockWord* words_;
+  bool watching_;
+};
+
+}  // namespace
+
+std::unique_ptr<WindowLock> shared_memory_lock(WindowState& state, std::shared_ptr<void> mapping,
+                                               SharedLockWord* words, bool watch) {
+  return std::make_unique<SharedMemoryLock>(state, std::move(mapping), words, watch);
+}
+
+}  // namespace onesided::detail

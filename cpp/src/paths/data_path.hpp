@@ -1,0 +1,91 @@
+// The seam between a window's semantics (epochs, bounds, locks) and the way
+// its data moves. A window picks one DataPath at creation, from what its
+// ranks agreed (window/create.cpp), and never asks again which one it has:
+// every operation is one virtual call on it.
+//
+// The paths (each file opens with its invariants):
+//   shared_memory_path.cpp  one host, memory every rank maps: loads, stores, CPU atomics
+//   provider_path.cpp       libfabric RMA; accumulate-style ops per dtype through
+//                           native_atomics.cpp (the provider's) or software_atomics.cpp
+//                           (applied by the target's progress engine)
+//   cross_memory_path.cpp   the provider path, with puts and gets by cross-memory attach
+//   nasty_path.cpp          nasty mode: a wrapper that holds and reorders any path's ops
+//
+// What every path guarantees (the window's callers rely on it):
+//  - Targets are checked before a path sees them: a Where is inside the
+//    target's window (or an attached region).
+//  - accumulate() is the one entry for every accumulate-style op, so
+//    atomicity (one path per memory) and accumulate_ordering are decided in
+//    one place per path.
+//  - flush(t) returns once every operation to t issued before it (by any
+//    thread) is complete at t; flush_all() the same for every target.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "onesided/types.hpp"
+#include "order/order_tracker.hpp"
+#include "paths/request_state.hpp"
+#include "transport/transport.hpp"
+
+namespace onesided::detail {
+
+using RequestPtr = std::shared_ptr<RequestState>;
+
+// Where an operation lands, checked: the provider's handle for the memory
+// and the offset in it, the position in the target's address space that
+// ordering and the target's own checks use (window offset, or the absolute
+// address on a dynamic window), and, for this rank, the local bytes.
+struct Where {
+  int target = 0;
+  RemoteRegion region;
+  std::uint64_t offset = 0;
+  std::uint64_t at = 0;
+  std::byte* local = nullptr;  // non-null only when target is this rank
+};
+
+// One accumulate-style call. Operands follow the kernels' convention:
+// origin2 is the second operand of two-operand ops (the swap value).
+struct AtomicCall {
+  Function function;
+  Op op;
+  const void* origin;
+  const void* origin2;
+  void* result;  // null: nothing fetched
+  std::size_t count;
+  Dtype dtype;
+};
+
+// What an accumulate-style call touches, for ordering (order_tracker.hpp);
+// `native`: whether its dtype runs on the provider's atomics.
+inline Access access_of(const Where& w, const AtomicCall& c, bool native) {
+  const std::uint64_t bytes = c.count * dtype_info(c.dtype).size;
+  return {w.at, w.at + bytes, c.result != nullptr, c.op != Op::NoOp, native ? Channel::Native : Channel::Messages};
+}
+
+class DataPath {
+ public:
+  virtual ~DataPath() = default;
+  // A short name ("shared-memory", "provider", ...) and one line on what it does.
+  virtual const std::string& name() const = 0;
+  virtual const std::string& description() const = 0;
+  // True when every operation is complete at its target when its call returns.
+  virtual bool completes_in_call() const = 0;
+  // For Get_info: which accumulate orders are kept, and by whom.
+  virtual std::string ordering() const = 0;
+
+  virtual void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) = 0;
+  virtual void get(const Where& w, void* result, std::size_t bytes, const RequestPtr& request) = 0;
+  virtual void accumulate(const Where& w, const AtomicCall& call, const RequestPtr& request) = 0;
+  virtual void flush(int target) = 0;
+  virtual void flush_all() = 0;
+
+  // This rank exposes its memory to origins for a while (a lock granted by
+  // message, a Post): a path that needs the target's progress keeps it hot.
+  virtual void expect_incoming(int delta) = 0;
+};
+
+}  // namespace onesided::detail

@@ -1,0 +1,151 @@
+// Completion for the paths whose operations outlive their calls (provider,
+// cross-memory, software atomics): every operation is counted per target
+// from the moment it is posted until the transport (or the target's reply)
+// reports it complete, so flush(t) waits for exactly the operations issued
+// before it, whatever other threads issue meanwhile.
+//
+// Who writes what: in_flight_ is internally locked per target; the first
+// error is written by whichever thread completes a failed operation, under
+// error_mutex_, and read and cleared by the flushing thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "paths/in_flight.hpp"
+#include "onesided/error.hpp"
+#include "paths/data_path.hpp"
+#include "window/state.hpp"
+
+namespace onesided::detail {
+
+class InFlightOps {
+ public:
+  explicit InFlightOps(WindowState& s) : s_(s), in_flight_(s.nranks) {}
+
+  // An operation in flight: begun when made, ended exactly once: by
+  // complete() when the transport reports it, or by abandon() when posting
+  // it failed (the caller got the error).
+  struct Op : Completion {
+    InFlightOps* ops;
+    int target;
+    InFlight::Token token;
+    RequestPtr request;
+    Op(InFlightOps* o, int t, RequestPtr r)
+        : ops(o), target(t), token(o->in_flight_.begin(t)), request(std::move(r)) {
+      if (request) request->pending.fetch_add(1, std::memory_order_relaxed);
+    }
+    virtual ~Op() = default;
+    void complete(const char* error) override {
+      ops->done(target, token, error, request);
+      delete this;
+    }
+    void abandon() {
+      ops->done(target, token, nullptr, request);
+      delete this;
+    }
+  };
+
+  // A put, get or native atomic: `keep` is memory it uses until it completes.
+  struct Rma final : Op {
+    std::shared_ptr<void> keep;
+    Rma(InFlightOps* o, int t, RequestPtr r, std::shared_ptr<void> k = nullptr)
+        : Op(o, t, std::move(r)), keep(std::move(k)) {}
+  };
+
+  // Posts an operation whose bookkeeping `op` has begun; if posting fails,
+  // ends it so no flush waits for it, and rethrows.
+  template <class Done, class Post>
+  static void submit(Done* op, Post&& post) {
+    try {
+      post(op);
+    } catch (...) {
+      op->abandon();
+      throw;
+    }
+  }
+
+  bool pending(int target, InFlight::Token token) { return in_flight_.pending(target, token); }
+
+  void flush(int target) {
+    const auto cut = in_flight_.cut(target);
+    s_.endpoint->progress().wait([&] { return in_flight_.drained(target, cut); });
+    raise_if_failed();
+  }
+
+  void flush_all() {
+    std::vector<InFlight::Token> cuts(static_cast<std::size_t>(s_.nranks));
+    for (int r = 0; r < s_.nranks; ++r) cuts[r] = in_flight_.cut(r);
+    s_.endpoint->progress().wait([&] {
+      for (int r = 0; r < s_.nranks; ++r)
+        if (!in_flight_.drained(r, cuts[r])) return false;
+      return true;
+    });
+    raise_if_failed();
+  }
+
+ private:
+  void done(int target, InFlight::Token token, const char* error, const RequestPtr& request) {
+    if (error) {
+      std::lock_guard lk(error_mutex_);
+      if (first_error_.empty()) first_error_ = error;
+      failed_.store(true, std::memory_order_release);
+    }
+    if (request) request->complete(error);
+    in_flight_.end(target, token);
+  }
+
+  void raise_if_failed() {
+    if (!failed_.load(std::memory_order_acquire)) return;
+    std::lock_guard lk(error_mutex_);
+    std::string e = first_error_;
+    first_error_.clear();
+    failed_.store(false, std::memory_order_relaxed);
+    raise(ErrorCategory::Transport, "an RMA operation failed: " + e);
+  }
+
+  WindowState& s_;
+  InFlight in_flight_;
+  std::mutex error_mutex_;
+  std::atomic<bool> failed_{false};
+  std::string first_error_;  // guarded by error_mutex_
+};
+
+// accumulate_ordering where the provider does not keep it (order_tracker.hpp):
+// a later accumulate-style op waits until the earlier overlapping ops it
+// must follow have completed. Made only for windows whose native atomics
+// may not keep some required order.
+class OrderKeeper {
+ public:
+  OrderKeeper(WindowState& s, InFlightOps& ops) : s_(s), ops_(ops), tracker_(s.nranks) {}
+
+  void wait_for_earlier(int target, const Access& a) {
+    auto earlier = tracker_.before(s_.rule, target, a, [&](InFlight::Token t) { return ops_.pending(target, t); });
+    if (earlier.empty()) return;
+    s_.endpoint->progress().wait([&] {
+      for (auto t : earlier)
+        if (ops_.pending(target, t)) return false;
+      return true;
+    });
+  }
+  void record(int target, InFlight::Token token, const Access& a) { tracker_.record(target, token, a); }
+
+ private:
+  WindowState& s_;
+  InFlightOps& ops_;
+  OrderTracker tracker_;
+};
+
+// How one dtype's accumulate-style ops reach the target on the provider
+// path: native_atomics.cpp or software_atomics.cpp, chosen per dtype at
+// creation (state.plan), so the two never act on the same memory.
+class AtomicRoute {
+ public:
+  virtual ~AtomicRoute() = default;
+  virtual void apply(const Where& w, const AtomicCall& call, const Access& a, const RequestPtr& request) = 0;
+};
+
+}  // namespace onesided::detail

@@ -1,0 +1,85 @@
+// Native atomics on the provider path.
+//
+// Invariants:
+//  - Memory touched: the target's registered window memory, only through
+//    the provider's fi_fetch_atomic / fi_compare_atomic (transport.hpp), for
+//    every target including this rank; the origin's operand, result and the
+//    scratch below until completion.
+//  - Locks: none here; the provider applies each element atomically, and
+//    no other path acts on a native dtype's memory (atomic_plan.hpp).
+//  - Order: the provider's, where it keeps the required accumulate_ordering
+//    pair for the op's size; elsewhere OrderKeeper delays a later op until
+//    the earlier overlapping one has completed.
+//  - Completion: always the fetching forms, since a fetch completes only
+//    once the target applied the op, which flush() needs; an op is complete
+//    when its last chunk's completion arrives.
+#include <array>
+#include <cstring>
+
+#include "paths/atomic_routes.hpp"
+
+namespace onesided::detail {
+namespace {
+
+// The value 1 of every dtype, as bytes (INC's native form adds ones).
+struct Ones {
+  std::array<std::array<std::byte, 32>, kNumDtypes> bytes{};
+  Ones() {
+    for (const auto& d : kDtypes)
+      visit_dtype(d.id, [&](auto tag) {
+        const decltype(tag) one(1);
+        std::memcpy(bytes[static_cast<std::size_t>(d.id)].data(), &one, sizeof one);
+      });
+  }
+  const std::byte* at(Dtype d) const { return bytes[static_cast<std::size_t>(d)].data(); }
+};
+const Ones kOne;
+
+}  // namespace
+
+void NativeAtomics::apply(const Where& w, const AtomicCall& c, const Access& a, const RequestPtr& request) {
+  const auto kind = AtomicPlan::kind_of(c.function, c.op);
+  const Op nop = AtomicPlan::native_op(c.op);
+  const std::size_t esize = dtype_info(c.dtype).size;
+  const std::size_t chunk = s_.plan.chunk(c.function, c.op, c.dtype);
+  const std::size_t count = c.count;
+  const void* origin = c.origin;
+  void* result = c.result;
+  // Memory the provider uses until completion: INC's ones (INC is SUM with
+  // ones) and the scratch an accumulate fetches into.
+  const std::size_t bytes = count * esize;
+  const bool inc = c.op == Op::Inc, scratch = result == nullptr;
+  std::shared_ptr<std::vector<std::byte>> keep;
+  if (inc || scratch) keep = std::make_shared<std::vector<std::byte>>((inc + scratch) * bytes);
+  if (inc) {
+    for (std::size_t i = 0; i < count; ++i) std::memcpy(keep->data() + i * esize, kOne.at(c.dtype), esize);
+    origin = keep->data();
+  }
+  if (scratch) result = keep->data() + (inc ? bytes : 0);
+  auto at = [&](const void* p, std::size_t first) {
+    return p ? static_cast<const std::byte*>(p) + first * esize : nullptr;
+  };
+  const Peer& p = s_.peers[w.target];
+  for (std::size_t first = 0; first < count; first += chunk) {
+    const std::size_t n = std::min(chunk, count - first);
+    Access part = a;
+    part.lo = a.lo + first * esize;
+    part.hi = part.lo + n * esize;
+    if (order_) order_->wait_for_earlier(w.target, part);
+    // libfabric's compare form takes (buf = value swapped in, compare =
+    // comperand or mask); ours is (origin = comperand, origin2 = swap).
+    const bool compare = kind == AtomicKind::Compare;
+    const void* buf = compare ? at(c.origin2, first) : at(origin, first);
+    const void* cmp = compare ? at(origin, first) : nullptr;
+    void* res = static_cast<std::byte*>(result) + first * esize;
+    auto* done = new InFlightOps::Rma(&ops_, w.target, request, keep);
+    if (order_) order_->record(w.target, done->token, part);
+    InFlightOps::submit(done, [&](InFlightOps::Rma* d) {
+      s_.endpoint->transport().atomic(p.addr, kind, nop, c.dtype, buf, cmp, res, n, w.region,
+                                      w.offset + first * esize, d);
+    });
+    s_.ring(w.target);
+  }
+}
+
+}  // namespace onesided::detail

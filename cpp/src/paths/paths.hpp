@@ -1,0 +1,28 @@
+// The factories of the data paths; window/create.cpp is their one caller.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "paths/data_path.hpp"
+#include "window/state.hpp"
+
+namespace onesided::detail {
+
+class SoftwareAtomics;
+
+// One host, every rank's memory in `state.shared` (mapped by all).
+std::unique_ptr<DataPath> shared_memory_path(WindowState& state);
+
+// libfabric RMA; each dtype's accumulate-style ops native or software as
+// state.plan says. `software` is set to the path's software atomics, whose
+// target side the window's message dispatch serves.
+std::unique_ptr<DataPath> provider_path(WindowState& state, SoftwareAtomics*& software);
+// As provider_path, with puts and gets by cross-memory attach (every rank
+// reaches every other's window through process_vm_writev/readv).
+std::unique_ptr<DataPath> cross_memory_path(WindowState& state, SoftwareAtomics*& software);
+
+// Nasty mode around `inner`.
+std::unique_ptr<DataPath> nasty_path(std::unique_ptr<DataPath> inner, WindowState& state, std::uint64_t seed);
+
+}  // namespace onesided::detail

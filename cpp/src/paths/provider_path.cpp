@@ -1,0 +1,91 @@
+// The provider path: a window whose ranks reach each other through the
+// libfabric provider (another host, or shm without the shared-memory path).
+//
+// Invariants:
+//  - Memory touched: puts and gets write and read the target's registered
+//    window through the provider (fi_write/fi_read, delivery complete); a
+//    rank's put or get on its own window is a memmove. Accumulate-style ops
+//    take their dtype's route, fixed at creation: the provider's atomics
+//    (native_atomics.cpp) or the target's kernels (software_atomics.cpp).
+//  - Locks: none held while posting; completion state is in InFlightOps.
+//  - Order: puts and gets are unordered; accumulate-style ops keep
+//    accumulate_ordering as their route says.
+//  - Completion: an operation is complete when the provider (or, for
+//    software atomics, the target's reply) says so; flush(t) waits for
+//    every operation to t issued before it.
+#include "paths/provider_path.hpp"
+
+#include <cstring>
+
+#include "paths/paths.hpp"
+
+namespace onesided::detail {
+
+ProviderPath::ProviderPath(WindowState& s)
+    : ProviderPath(s, "provider",
+                   "libfabric RMA through provider " + s.provider +
+                       "; accumulate-style ops by the provider's atomics or in software at the target, per dtype") {}
+
+ProviderPath::ProviderPath(WindowState& s, std::string name, std::string description)
+    : s_(s),
+      name_(std::move(name)),
+      description_(std::move(description)),
+      ops_(s),
+      order_(needs_order(s) ? std::make_unique<OrderKeeper>(s, ops_) : nullptr),
+      native_(s, ops_, order_.get()),
+      software_(s, ops_, order_.get()) {
+  for (const auto& d : kDtypes) {
+    const bool native = s.plan.path(d.id).native;
+    routes_[static_cast<std::size_t>(d.id)] = native ? static_cast<AtomicRoute*>(&native_) : &software_;
+    (native ? any_native_ : any_software_) = true;
+  }
+}
+
+// Order needs watching only where native atomics may not keep it: a
+// provider that lacks a required order, or keeps it only up to a size.
+// (Ordering is per datatype (seed 000), and a dtype has one route, so
+// native and software dtypes need no order between them.)
+bool ProviderPath::needs_order(const WindowState& s) {
+  bool any_native = false;
+  for (const auto& d : kDtypes) any_native = any_native || s.plan.path(d.id).native;
+  return any_native && !s.rule.native_always_ordered();
+}
+
+std::string ProviderPath::ordering() const { return s_.rule.describe(any_native_, any_software_); }
+
+void ProviderPath::put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) {
+  if (w.local) {
+    std::memmove(w.local, origin, bytes);
+    return;
+  }
+  const Peer& p = s_.peers[w.target];
+  InFlightOps::submit(new InFlightOps::Rma(&ops_, w.target, request), [&](InFlightOps::Rma* done) {
+    s_.endpoint->transport().write(p.addr, origin, bytes, w.region, w.offset, done);
+  });
+  s_.ring(w.target);
+}
+
+void ProviderPath::get(const Where& w, void* result, std::size_t bytes, const RequestPtr& request) {
+  if (w.local) {
+    std::memmove(result, w.local, bytes);
+    return;
+  }
+  const Peer& p = s_.peers[w.target];
+  InFlightOps::submit(new InFlightOps::Rma(&ops_, w.target, request), [&](InFlightOps::Rma* done) {
+    s_.endpoint->transport().read(p.addr, result, bytes, w.region, w.offset, done);
+  });
+  s_.ring(w.target);
+}
+
+void ProviderPath::accumulate(const Where& w, const AtomicCall& call, const RequestPtr& request) {
+  AtomicRoute* route = routes_[static_cast<std::size_t>(call.dtype)];
+  route->apply(w, call, access_of(w, call, route == &native_), request);
+}
+
+std::unique_ptr<DataPath> provider_path(WindowState& state, SoftwareAtomics*& software) {
+  auto path = std::make_unique<ProviderPath>(state);
+  software = &path->software();
+  return path;
+}
+
+}  // namespace onesided::detail

@@ -1,0 +1,44 @@
+// The provider path (see provider_path.cpp for its invariants); a class
+// here because the cross-memory path refines it.
+#pragma once
+
+#include <array>
+
+#include "paths/atomic_routes.hpp"
+
+namespace onesided::detail {
+
+class ProviderPath : public DataPath {
+ public:
+  explicit ProviderPath(WindowState& s);
+
+  const std::string& name() const override { return name_; }
+  const std::string& description() const override { return description_; }
+  bool completes_in_call() const override { return false; }
+  std::string ordering() const override;
+
+  void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) override;
+  void get(const Where& w, void* result, std::size_t bytes, const RequestPtr& request) override;
+  void accumulate(const Where& w, const AtomicCall& call, const RequestPtr& request) override;
+  void flush(int target) override { ops_.flush(target); }
+  void flush_all() override { ops_.flush_all(); }
+  void expect_incoming(int delta) override { s_.endpoint->progress().expect_traffic(delta); }
+
+  SoftwareAtomics& software() { return software_; }
+
+ protected:
+  ProviderPath(WindowState& s, std::string name, std::string description);
+  WindowState& s_;
+
+ private:
+  static bool needs_order(const WindowState& s);
+  std::string name_, description_;
+  InFlightOps ops_;
+  std::unique_ptr<OrderKeeper> order_;  // null: native atomics keep every required order
+  NativeAtomics native_;
+  SoftwareAtomics software_;
+  std::array<AtomicRoute*, kNumDtypes> routes_{};  // per dtype: &native_ or &software_
+  bool any_native_ = false, any_software_ = false;
+};
+
+}  // namespace onesided::detail

@@ -1,0 +1,71 @@
+// The shared-memory path: every rank of the window is on this host and
+// every rank's memory lives in one POSIX shared-memory object that all of
+// them map (state.shared), after a control page of stripe locks.
+//
+// Invariants:
+//  - Memory touched: the target's segment in the shared mapping, by the
+//    calling thread; nothing else, no provider, no messages.
+//  - Locks: aligned elements of 1/2/4/8 bytes are updated by lock-free CPU
+//    atomics; longer or misaligned elements under the stripe lock chosen by
+//    their offset in the mapping (the same in every process). This is the
+//    only path on that memory, so every accumulate-style op is atomic with
+//    every other.
+//  - Order and completion: each op takes effect, sequentially consistent,
+//    before its call returns; so every accumulate_ordering pair is kept and
+//    nothing is ever in flight. flush() only makes plain stores (puts)
+//    visible before the synchronisation that follows.
+#include <atomic>
+#include <cstring>
+
+#include "atomics/cpu_atomics.hpp"
+#include "paths/paths.hpp"
+
+namespace onesided::detail {
+namespace {
+
+class SharedMemoryPath final : public DataPath {
+ public:
+  explicit SharedMemoryPath(WindowState& s)
+      : segment_(*s.shared), stripes_(*reinterpret_cast<cpu::Stripes*>(s.shared->control())) {}
+
+  const std::string& name() const override {
+    static const std::string n = "shared-memory";
+    return n;
+  }
+  const std::string& description() const override {
+    static const std::string d = "loads, stores and CPU atomics on memory every rank on this host maps";
+    return d;
+  }
+  bool completes_in_call() const override { return true; }
+  std::string ordering() const override {
+    return "shared-memory path: each op takes effect before its call returns; every order kept";
+  }
+
+  void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr&) override {
+    std::memmove(segment_.base(w.target) + w.at, origin, bytes);
+  }
+  void get(const Where& w, void* result, std::size_t bytes, const RequestPtr&) override {
+    std::memmove(result, segment_.base(w.target) + w.at, bytes);
+  }
+  void accumulate(const Where& w, const AtomicCall& c, const RequestPtr&) override {
+    std::byte* t = segment_.base(w.target) + w.at;
+    cpu::apply(c.op, c.dtype, t, segment_.offset_of(t), c.origin, c.origin2, c.result, c.count, stripes_);
+  }
+  // Puts are plain stores: a seq_cst fence orders them before the flag,
+  // lock word or barrier through which the target learns of them.
+  void flush(int) override { std::atomic_thread_fence(std::memory_order_seq_cst); }
+  void flush_all() override { std::atomic_thread_fence(std::memory_order_seq_cst); }
+  void expect_incoming(int) override {}  // nothing arrives through progress
+
+ private:
+  SharedSegment& segment_;
+  cpu::Stripes& stripes_;
+};
+
+}  // namespace
+
+std::unique_ptr<DataPath> shared_memory_path(WindowState& state) {
+  return std::make_unique<SharedMemoryPath>(state);
+}
+
+}  // namespace onesided::detail

@@ -1,0 +1,103 @@
+// Software atomics: the accumulate-style ops of dtypes the provider cannot
+// do natively (or every dtype, with onesided_atomics=software) are applied
+// by the target itself, in its progress engine.
+//
+// Invariants:
+//  - Memory touched: the target's window memory (or an attached region),
+//    by the target's progress thread or, for this rank's own window, by
+//    the calling thread; always under the target's atomic_mutex_, so every
+//    software atomic on a window is atomic with every other. No native
+//    atomic touches a software dtype's memory (atomic_plan.hpp).
+//  - Order: messages from one origin to one target are delivered and
+//    applied in send order (transport.hpp), so every accumulate_ordering
+//    pair is kept; large vectors travel in several messages, in order.
+//  - Completion: an op is complete when the target's AtomicDone for its
+//    last message has arrived (carrying the old values when fetching).
+//  - The target checks every request again (dtype, op, bounds): a
+//    malformed message is answered with a failure, never applied.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "atomics/kernels.hpp"
+#include "paths/atomic_routes.hpp"
+
+namespace onesided::detail {
+namespace {
+
+// A software atomic in flight: the reply's old values go to `result`.
+struct PendingAtomic final : InFlightOps::Op {
+  void* result;
+  std::size_t bytes;
+  PendingAtomic(InFlightOps* o, int t, void* res, std::size_t n, RequestPtr r)
+      : Op(o, t, std::move(r)), result(res), bytes(n) {}
+};
+
+}  // namespace
+
+void SoftwareAtomics::apply(const Where& w, const AtomicCall& c, const Access& a, const RequestPtr& request) {
+  if (order_) order_->wait_for_earlier(w.target, a);
+  if (w.local) {
+    std::lock_guard lk(atomic_mutex_);
+    kernels::apply(c.op, c.dtype, w.local, c.origin, c.origin2, c.result, c.count);
+    return;
+  }
+  const int operands = op_info(c.op).operands;
+  const std::size_t esize = dtype_info(c.dtype).size;
+  const std::size_t per_elem = esize * static_cast<std::size_t>(std::max(operands, 1));
+  const std::size_t room = s_.endpoint->transport().max_message_size() - sizeof(Header);
+  const std::size_t chunk = std::max<std::size_t>(1, room / per_elem);
+  std::vector<std::byte> payload;
+  for (std::size_t first = 0; first < c.count; first += chunk) {
+    const std::size_t n = std::min(chunk, c.count - first);
+    const std::size_t nbytes = n * esize;
+    auto* pending = new PendingAtomic(
+        &ops_, w.target, c.result ? static_cast<std::byte*>(c.result) + first * esize : nullptr, nbytes, request);
+    if (order_) order_->record(w.target, pending->token, a);
+    Header h = s_.header(MsgKind::Atomic, w.target, reinterpret_cast<std::uint64_t>(pending),
+                         c.result ? kFetch : 0);
+    h.op = c.op;
+    h.dtype = c.dtype;
+    h.count = static_cast<std::uint32_t>(n);
+    h.offset = w.at + first * esize;
+    payload.resize(nbytes * static_cast<std::size_t>(operands));
+    if (operands >= 1) std::memcpy(payload.data(), static_cast<const std::byte*>(c.origin) + first * esize, nbytes);
+    if (operands >= 2)
+      std::memcpy(payload.data() + nbytes, static_cast<const std::byte*>(c.origin2) + first * esize, nbytes);
+    InFlightOps::submit(pending, [&](PendingAtomic*) { s_.send(w.target, h, payload.data(), payload.size()); });
+  }
+}
+
+void SoftwareAtomics::serve_at(const Header& h, const std::byte* payload, std::size_t len, std::byte* target) {
+  const int origin = static_cast<int>(h.origin);
+  const bool known = static_cast<std::size_t>(h.op) < kNumOps && static_cast<std::size_t>(h.dtype) < kNumDtypes;
+  const std::size_t bytes = known ? std::size_t{h.count} * dtype_info(h.dtype).size : 0;
+  const int operands = known ? op_info(h.op).operands : 0;
+  const bool fetch = h.flags & kFetch;
+  // The origin checked all of this; checking again keeps a corrupted or
+  // malicious message from writing outside the window.
+  std::string error;
+  if (!known || len < bytes * static_cast<std::size_t>(operands) || !op_applies(h.op, h.dtype))
+    error = "malformed atomic request";
+  else if (!target)
+    error = "target range outside the window (checked at the target)";
+  if (!error.empty())
+    return s_.send(origin, s_.header(MsgKind::AtomicDone, origin, h.token, kFailed), error.data(), error.size());
+  std::vector<std::byte> old(fetch ? bytes : 0);
+  {
+    std::lock_guard lk(atomic_mutex_);
+    kernels::apply(h.op, h.dtype, target, payload, payload + bytes, fetch ? old.data() : nullptr, h.count);
+  }
+  s_.send(origin, s_.header(MsgKind::AtomicDone, origin, h.token), old.data(), old.size());
+}
+
+void SoftwareAtomics::on_reply(const Header& h, const std::byte* payload, std::size_t len) {
+  auto* p = reinterpret_cast<PendingAtomic*>(h.token);
+  const bool failed = h.flags & kFailed;
+  if (!failed && p->result) std::memcpy(p->result, payload, std::min(len, p->bytes));
+  const std::string reason(reinterpret_cast<const char*>(payload), failed ? len : 0);
+  p->complete(failed ? reason.c_str() : nullptr);
+}
+
+}  // namespace onesided::detail

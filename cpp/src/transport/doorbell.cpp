@@ -1,0 +1,119 @@
+#include "transport/doorbell.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace onesided::detail {
+namespace {
+
+std::string name_of(pid_t pid) { return "/onesided-bell-" + std::to_string(pid); }
+
+BellWord* map_bell(pid_t pid, bool create) {
+  const std::string name = name_of(pid);
+  const int fd = ::shm_open(name.c_str(), O_RDWR | (create ? O_CREAT : 0), 0600);
+  if (fd < 0) return nullptr;
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  if (create && ::ftruncate(fd, static_cast<off_t>(page)) != 0) {
+    ::close(fd);
+    return nullptr;
+  }
+  void* p = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  return p == MAP_FAILED ? nullptr : static_cast<BellWord*>(p);
+}
+
+// Bells of processes that died without removing theirs (killed ranks):
+// only this user's, only of pids that no longer exist.
+void sweep_dead_bells() {
+  DIR* dir = ::opendir("/dev/shm");
+  if (!dir) return;
+  const std::string prefix = "onesided-bell-";
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string name = e->d_name;
+    if (name.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (!end || *end != '\0' || pid <= 0) continue;
+    struct stat st {};
+    if (::stat(("/dev/shm/" + name).c_str(), &st) != 0 || st.st_uid != ::geteuid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) ::shm_unlink(("/" + name).c_str());
+  }
+  ::closedir(dir);
+}
+
+std::mutex& bells_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace
+
+BellWord* Doorbell::own() {
+  // A bell left by a dead process with this pid is reused (and reset).
+  static BellWord* bell = [] {
+    sweep_dead_bells();
+    BellWord* b = map_bell(::getpid(), true);
+    if (b) {
+      std::atomic_ref<std::uint32_t>(b->sleepers).store(0);
+      std::atomic_ref<std::uint32_t>(b->rings).store(0);
+    }
+    return b;
+  }();
+  return bell;
+}
+
+BellWord* Doorbell::of(pid_t pid) {
+  // Mappings stay for the life of the process: windows come and go, peers
+  // stay the same, and a page per peer is cheap.
+  static std::map<pid_t, BellWord*> bells;
+  std::lock_guard lk(bells_mutex());
+  if (auto it = bells.find(pid); it != bells.end()) return it->second;
+  BellWord* b = map_bell(pid, false);
+  if (b) bells[pid] = b;  // a failure is retried: the peer may make it later
+  return b;
+}
+
+void Doorbell::remove_own() {
+  if (own()) ::shm_unlink(name_of(::getpid()).c_str());
+}
+
+void Doorbell::wait(BellWord& bell, std::chrono::microseconds limit, const std::function<bool()>& ready) {
+  std::atomic_ref<std::uint32_t> rings(bell.rings), sleepers(bell.sleepers);
+  // seq_cst: a ringer that posted before our announcement is seen by ready();
+  // one that posts after it sees the announcement (see ring()).
+  sleepers.fetch_add(1);
+  struct Leave {
+    std::atomic_ref<std::uint32_t>& s;
+    ~Leave() { s.fetch_sub(1); }
+  } leave{sleepers};
+  const std::uint32_t seen = rings.load();
+  if (ready()) return;
+  const auto us = limit.count();
+  timespec timeout{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
+  // Not FUTEX_PRIVATE: ringers are other processes.
+  ::syscall(SYS_futex, &bell.rings, FUTEX_WAIT, seen, &timeout, nullptr, 0);
+}
+
+void Doorbell::ring(BellWord& bell) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // the posted operation before the check
+  if (std::atomic_ref<std::uint32_t>(bell.sleepers).load() == 0) return;
+  std::atomic_ref<std::uint32_t>(bell.rings).fetch_add(1);
+  ::syscall(SYS_futex, &bell.rings, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+}  // namespace onesided::detail

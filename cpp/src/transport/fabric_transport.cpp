@@ -1,0 +1,592 @@
+// The libfabric implementation of Transport: an FI_EP_RDM endpoint with
+// FI_MSG (for onesided's own control and software-atomic messages) and
+// FI_RMA (for puts and gets), and FI_ATOMIC where the provider has it (for
+// native atomics). Every fi_* return code is checked; failures
+// carry the call's name and fi_strerror's text.
+#include <rdma/fabric.h>
+#include <dirent.h>
+#include <unistd.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <random>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "onesided/error.hpp"
+#include "transport/transport.hpp"
+
+namespace onesided::detail {
+namespace {
+
+constexpr unsigned kApiVersion = FI_VERSION(1, 9);
+constexpr std::size_t kMessageCap = 64 * 1024;  // largest control/atomic message
+constexpr std::size_t kReceiveBuffers = 64;
+
+[[noreturn]] void fail(const char* call, long ret) {
+  raise(ErrorCategory::Transport,
+        std::string(call) + " failed: " + fi_strerror(static_cast<int>(-ret)) + " (" +
+            std::to_string(ret) + ")");
+}
+
+void check(const char* call, long ret) {
+  if (ret < 0) fail(call, ret);
+}
+
+// Every operation posted to the provider carries one of these as its context
+// (FI_CONTEXT2 mode: the provider may use the leading fi_context2).
+struct OpContext {
+  fi_context2 fi{};
+  enum Kind { Rma, Send, Receive } kind;
+  Completion* done = nullptr;      // Rma
+  std::vector<std::byte> payload;  // Send: bytes owned until completion; Receive: the buffer
+};
+
+class FabricRegion final : public LocalRegion {
+ public:
+  FabricRegion(fid_mr* mr, RemoteRegion remote, std::mutex& fi_mutex)
+      : mr_(mr), remote_(remote), fi_mutex_(fi_mutex) {}
+  ~FabricRegion() override {
+    // Closing an MR changes the provider's key table, which its progress
+    // (on another thread) reads: serialise like every other fi_* call.
+    std::lock_guard lk(fi_mutex_);
+    if (mr_) fi_close(&mr_->fid);
+  }
+  RemoteRegion remote() const override { return remote_; }
+
+ private:
+  fid_mr* mr_;
+  RemoteRegion remote_;
+  std::mutex& fi_mutex_;
+};
+
+class FabricTransport final : public Transport {
+ public:
+  FabricTransport(const std::string& provider, bool loopback) {
+    find_info(provider, loopback);
+    provider_ = info_->fabric_attr->prov_name;
+    check("fi_fabric", fi_fabric(info_->fabric_attr, &fabric_, nullptr));
+    check("fi_domain", fi_domain(fabric_, info_, &domain_, nullptr));
+
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_UNSPEC;
+    check("fi_av_open", fi_av_open(domain_, &av_attr, &av_, nullptr));
+
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_MSG;
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    check("fi_cq_open", fi_cq_open(domain_, &cq_attr, &cq_, nullptr));
+
+    if (provider_ == "shm") remove_stale_shm_regions();
+    check("fi_endpoint", fi_endpoint(domain_, info_, &ep_, nullptr));
+    check("fi_ep_bind(av)", fi_ep_bind(ep_, &av_->fid, 0));
+    check("fi_ep_bind(cq)", fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV));
+    check("fi_enable", fi_enable(ep_));
+
+    inject_size_ = info_->tx_attr->inject_size;
+    if (atomics_) check_loopback_atomics();
+    max_message_ = std::min<std::size_t>(kMessageCap, info_->ep_attr->max_msg_size);
+    max_message_ -= sizeof(Envelope);
+    for (std::size_t i = 0; i < kReceiveBuffers; ++i) {
+      auto ctx = std::make_unique<OpContext>();
+      ctx->kind = OpContext::Receive;
+      ctx->payload.resize(max_message_ + sizeof(Envelope));
+      post_receive(ctx.get());
+      receives_.push_back(std::move(ctx));
+    }
+  }
+
+  // libfabric's shm names its region /dev/shm/<pid>:<n>:... A process that
+  // was killed (SIGKILL: a test timeout, the launcher stopping a job) cannot
+  // remove its region, and a later process that gets the same pid then
+  // fails fi_enable with EBUSY. Before this process opens its first shm
+  // endpoint, every region named after its pid is such a leftover.
+  static void remove_stale_shm_regions() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      const std::string prefix = std::to_string(::getpid()) + ":";
+      if (DIR* dir = ::opendir("/dev/shm")) {
+        while (const dirent* e = ::readdir(dir))
+          if (std::string_view(e->d_name).starts_with(prefix))
+            ::unlink((std::string("/dev/shm/") + e->d_name).c_str());
+        ::closedir(dir);
+      }
+    });
+  }
+
+  // Asks for the most we can use and settles for less: native atomics with
+  // ordered atomics, then atomics without order, then no atomics (onesided
+  // then runs every atomic in software).
+  void find_info(const std::string& provider, bool loopback) {
+    constexpr std::uint64_t kAtomicOrder =
+        FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
+    struct Variant {
+      std::uint64_t caps, order;
+    };
+    const Variant variants[] = {{FI_MSG | FI_RMA | FI_ATOMIC, FI_ORDER_SAS | kAtomicOrder},
+                                {FI_MSG | FI_RMA | FI_ATOMIC, FI_ORDER_SAS},
+                                {FI_MSG | FI_RMA, FI_ORDER_SAS}};
+    // When every peer is on this host, network providers bind to loopback
+    // (the machine's other interfaces may not even route to each other).
+    const char* env = std::getenv("FI_PROVIDER");
+    const std::string effective = provider.empty() && env ? env : provider;
+    const bool network = !effective.empty() && effective != "shm";
+    int ret = -FI_ENODATA;
+    for (const auto& v : variants) {
+      fi_info* hints = fi_allocinfo();
+      if (!hints) raise(ErrorCategory::Transport, "fi_allocinfo failed");
+      hints->caps = v.caps;
+      hints->mode = FI_CONTEXT | FI_CONTEXT2;
+      hints->ep_attr->type = FI_EP_RDM;
+      hints->tx_attr->msg_order = v.order;
+      hints->rx_attr->msg_order = v.order;
+      hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+      // All fi_* calls are serialised by fi_mutex_, which is what
+      // FI_THREAD_DOMAIN asks of us.
+      hints->domain_attr->threading = FI_THREAD_DOMAIN;
+      if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
+      if (loopback && network)
+        ret = fi_getinfo(kApiVersion, "127.0.0.1", nullptr, FI_SOURCE, hints, &info_);
+      if (ret != 0) ret = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info_);
+      fi_freeinfo(hints);
+      if (ret == 0) break;
+    }
+    if (ret != 0) {
+      raise(ErrorCategory::Transport,
+            "fi_getinfo found no provider '" + (provider.empty() ? std::string("(any)") : provider) +
+                "' with FI_EP_RDM, FI_MSG|FI_RMA and ordered messages: " + fi_strerror(-ret));
+    }
+    atomics_ = (info_->caps & FI_ATOMIC) != 0;
+    const std::uint64_t order = info_->tx_attr->msg_order;
+    order_.rar = order & FI_ORDER_ATOMIC_RAR;
+    order_.raw = order & FI_ORDER_ATOMIC_RAW;
+    order_.war = order & FI_ORDER_ATOMIC_WAR;
+    order_.waw = order & FI_ORDER_ATOMIC_WAW;
+    order_.raw_size = info_->ep_attr->max_order_raw_size;
+    order_.war_size = info_->ep_attr->max_order_war_size;
+    order_.waw_size = info_->ep_attr->max_order_waw_size;
+  }
+
+  ~FabricTransport() override {
+    // Closing the endpoint first cancels the posted receives; their contexts
+    // are ours to free.
+    if (ep_) fi_close(&ep_->fid);
+    if (cq_) fi_close(&cq_->fid);
+    if (av_) fi_close(&av_->fid);
+    if (domain_) fi_close(&domain_->fid);
+    if (fabric_) fi_close(&fabric_->fid);
+    if (info_) fi_freeinfo(info_);
+  }
+
+  const std::string& provider() const override { return provider_; }
+
+  std::string address() const override {
+    std::lock_guard lk(fi_mutex_);
+    std::array<char, 512> name{};
+    size_t len = name.size();
+    check("fi_getname", fi_getname(&ep_->fid, name.data(), &len));
+    return std::string(name.data(), len);
+  }
+
+  PeerAddr insert_peer(const std::string& address) override {
+    std::lock_guard lk(fi_mutex_);
+    if (auto it = peers_.find(address); it != peers_.end()) return it->second;
+    fi_addr_t addr = FI_ADDR_UNSPEC;
+    int n = fi_av_insert(av_, address.data(), 1, &addr, 0, nullptr);
+    if (n != 1) fail("fi_av_insert", n < 0 ? n : -FI_EINVAL);
+    peers_.emplace(address, addr);
+    return addr;
+  }
+
+  std::unique_ptr<LocalRegion> register_region(void* base, std::size_t len) override {
+    if (len == 0) return std::make_unique<FabricRegion>(nullptr, RemoteRegion{}, fi_mutex_);
+    std::lock_guard lk(fi_mutex_);
+    const auto mode = info_->domain_attr->mr_mode;
+    fid_mr* mr = nullptr;
+    const std::uint64_t requested_key = (mode & FI_MR_PROV_KEY) ? 0 : next_key_++;
+    check("fi_mr_reg", fi_mr_reg(domain_, base, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                                 requested_key, 0, &mr, nullptr));
+    if (mode & FI_MR_ENDPOINT) {
+      int ret = fi_mr_bind(mr, &ep_->fid, 0);
+      if (ret == 0) ret = fi_mr_enable(mr);
+      if (ret != 0) {
+        fi_close(&mr->fid);
+        fail("fi_mr_bind/fi_mr_enable", ret);
+      }
+    }
+    RemoteRegion remote;
+    remote.key = fi_mr_key(mr);
+    if (remote.key == FI_KEY_NOTAVAIL) {
+      fi_close(&mr->fid);
+      raise(ErrorCategory::Transport, "fi_mr_key: key not available (FI_MR_RAW is not supported)");
+    }
+    remote.addr = (mode & FI_MR_VIRT_ADDR) ? reinterpret_cast<std::uint64_t>(base) : 0;
+    return std::make_unique<FabricRegion>(mr, remote, fi_mutex_);
+  }
+
+  void write(PeerAddr peer, const void* src, std::size_t len, RemoteRegion region,
+             std::uint64_t offset, Completion* done) override {
+    auto* ctx = new OpContext{};
+    ctx->kind = OpContext::Rma;
+    ctx->done = done;
+    post("fi_writemsg", [=, this] {
+      iovec iov{const_cast<void*>(src), len};
+      fi_rma_iov rma{region.addr + offset, len, region.key};
+      fi_msg_rma msg{};
+      msg.msg_iov = &iov;
+      msg.iov_count = 1;
+      msg.addr = peer;
+      msg.rma_iov = &rma;
+      msg.rma_iov_count = 1;
+      msg.context = ctx;
+      // Delivery complete: the completion tells us the data is in target
+      // memory, which is what Flush promises.
+      return fi_writemsg(ep_, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    });
+  }
+
+  void read(PeerAddr peer, void* dst, std::size_t len, RemoteRegion region, std::uint64_t offset,
+            Completion* done) override {
+    auto* ctx = new OpContext{};
+    ctx->kind = OpContext::Rma;
+    ctx->done = done;
+    post("fi_read", [=, this] {
+      return fi_read(ep_, dst, len, nullptr, peer, region.addr + offset, region.key, ctx);
+    });
+  }
+
+  void send(PeerAddr peer, const void* msg, std::size_t len) override {
+    if (len > max_message_) raise(ErrorCategory::Internal, "message larger than max_message_size");
+    // Providers order the matching of messages (FI_ORDER_SAS) but not always
+    // their completion: tcp;ofi_rxm completes a large rendezvous message
+    // after small ones sent later. The envelope's sequence number lets the
+    // receiver restore send order.
+    std::vector<std::byte> bytes(sizeof(Envelope) + len);
+    std::memcpy(bytes.data() + sizeof(Envelope), msg, len);
+    {
+      std::lock_guard lk(fi_mutex_);
+      Envelope env{sender_id_, next_seq_[peer]++};
+      std::memcpy(bytes.data(), &env, sizeof env);
+    }
+    if (bytes.size() <= inject_size_) {
+      // Injected data is copied by the provider; no completion is generated.
+      post("fi_inject", [this, peer, bytes = std::move(bytes)] {
+        return fi_inject(ep_, bytes.data(), bytes.size(), peer);
+      });
+      return;
+    }
+    auto* ctx = new OpContext{};
+    ctx->kind = OpContext::Send;
+    ctx->payload = std::move(bytes);
+    post("fi_send", [=, this] {
+      return fi_send(ep_, ctx->payload.data(), ctx->payload.size(), nullptr, peer, ctx);
+    });
+  }
+
+  std::size_t max_message_size() const override { return max_message_; }
+
+  std::size_t native_count(AtomicKind kind, Op op, Dtype dtype) override {
+    const auto fop = fabric_op(op);
+    const auto fdt = fabric_datatype(dtype);
+    if (!atomics_ || !fop || !fdt) return 0;
+    std::lock_guard lk(fi_mutex_);
+    std::size_t count = 0;
+    int ret = -FI_EOPNOTSUPP;
+    switch (kind) {
+      case AtomicKind::Fetch: ret = fi_fetch_atomicvalid(ep_, *fdt, *fop, &count); break;
+      case AtomicKind::Compare: ret = fi_compare_atomicvalid(ep_, *fdt, *fop, &count); break;
+    }
+    return ret == 0 ? count : 0;
+  }
+
+  AtomicOrder atomic_order() const override { return order_; }
+  const std::string& native_unavailable() const override { return no_native_; }
+
+  void atomic(PeerAddr peer, AtomicKind kind, Op op, Dtype dtype, const void* origin,
+              const void* compare, void* result, std::size_t count, RemoteRegion region,
+              std::uint64_t offset, Completion* done) override {
+    const auto fop = fabric_op(op);
+    const auto fdt = fabric_datatype(dtype);
+    if (!fop || !fdt) raise(ErrorCategory::Internal, "no native form for this atomic");
+    auto* ctx = new OpContext{};
+    ctx->kind = OpContext::Rma;
+    ctx->done = done;
+    const std::uint64_t addr = region.addr + offset;
+    switch (kind) {
+      case AtomicKind::Fetch:
+        post("fi_fetch_atomic", [=, this, dt = *fdt, o = *fop] {
+          // FI_ATOMIC_READ ignores buf, but not every provider tolerates null.
+          const void* buf = origin ? origin : result;
+          return fi_fetch_atomic(ep_, buf, count, nullptr, result, nullptr, peer, addr, region.key, dt,
+                                 o, ctx);
+        });
+        break;
+      case AtomicKind::Compare:
+        post("fi_compare_atomic", [=, this, dt = *fdt, o = *fop] {
+          return fi_compare_atomic(ep_, origin, count, nullptr, compare, nullptr, result, nullptr, peer,
+                                   addr, region.key, dt, o, ctx);
+        });
+        break;
+    }
+  }
+
+  void set_message_handler(MessageHandler handler) override { handler_ = std::move(handler); }
+
+  std::size_t progress() override {
+    std::unique_lock pl(progress_mutex_, std::try_to_lock);
+    if (!pl.owns_lock()) return 0;
+    std::array<fi_cq_msg_entry, 32> entries;
+    ssize_t n = 0;
+    fi_cq_err_entry err{};
+    std::string err_text;
+    {
+      std::lock_guard lk(fi_mutex_);
+      drain_deferred();
+      n = fi_cq_read(cq_, entries.data(), entries.size());
+      if (n == -FI_EAVAIL) {
+        ssize_t r = fi_cq_readerr(cq_, &err, 0);
+        if (r < 0) fail("fi_cq_readerr", r);
+        char buf[256];
+        err_text = std::string(fi_strerror(err.err)) + ": " +
+                   fi_cq_strerror(cq_, err.prov_errno, err.err_data, buf, sizeof buf);
+      } else if (n < 0 && n != -FI_EAGAIN) {
+        fail("fi_cq_read", n);
+      }
+    }
+    std::size_t handled = 0;
+    if (n == -FI_EAVAIL) {
+      dispatch(static_cast<OpContext*>(err.op_context), 0, err_text.c_str());
+      handled = 1;
+    }
+    for (ssize_t i = 0; i < n; ++i) dispatch(static_cast<OpContext*>(entries[i].op_context), entries[i].len, nullptr);
+    if (n > 0) handled = static_cast<std::size_t>(n);
+    if (handled) {
+      std::lock_guard lk(fi_mutex_);
+      drain_deferred();
+    }
+    return handled;
+  }
+
+ private:
+  struct Deferred {
+    const char* call;
+    std::function<ssize_t()> attempt;
+  };
+
+  // Posts through `attempt`; when the provider says FI_EAGAIN the post waits
+  // in deferred_ (in issue order, so message order is kept) and progress()
+  // retries it.
+  template <class F>
+  void post(const char* call, F&& attempt) {
+    std::lock_guard lk(fi_mutex_);
+    if (deferred_.empty()) {
+      ssize_t ret = attempt();
+      if (ret == 0) return;
+      if (ret != -FI_EAGAIN) fail(call, ret);
+    }
+    deferred_.push_back(Deferred{call, std::function<ssize_t()>(std::forward<F>(attempt))});
+  }
+
+  void drain_deferred() {
+    while (!deferred_.empty()) {
+      ssize_t ret = deferred_.front().attempt();
+      if (ret == -FI_EAGAIN) return;
+      const char* call = deferred_.front().call;
+      deferred_.pop_front();
+      if (ret != 0) fail(call, ret);
+    }
+  }
+
+  void post_receive(OpContext* ctx) {
+    post("fi_recv", [this, ctx] {
+      return fi_recv(ep_, ctx->payload.data(), ctx->payload.size(), nullptr, FI_ADDR_UNSPEC, ctx);
+    });
+  }
+
+  void dispatch(OpContext* ctx, std::size_t len, const char* error) {
+    if (!ctx) return;
+    switch (ctx->kind) {
+      case OpContext::Rma:
+        ctx->done->complete(error);
+        delete ctx;
+        break;
+      case OpContext::Send:
+        // A failed control message cannot be attributed to an operation;
+        // the peer is gone or the fabric is broken.
+        if (error) raise(ErrorCategory::Transport, std::string("fi_send completion: ") + error);
+        delete ctx;
+        break;
+      case OpContext::Receive:
+        if (error) break;  // canceled at shutdown; receives_ owns the buffer
+        deliver(ctx->payload.data(), len);
+        post_receive(ctx);
+        break;
+    }
+  }
+
+  // Hands messages to the handler in each sender's send order. Runs only in
+  // the (single) dispatching thread, so the inboxes need no lock.
+  void deliver(const std::byte* data, std::size_t len) {
+    if (len < sizeof(Envelope)) raise(ErrorCategory::Internal, "message without envelope");
+    Envelope env;
+    std::memcpy(&env, data, sizeof env);
+    Inbox& inbox = inboxes_[env.sender];
+    if (env.seq != inbox.next) {
+      inbox.early.emplace(env.seq, std::vector<std::byte>(data + sizeof env, data + len));
+      return;
+    }
+    if (handler_) handler_(data + sizeof env, len - sizeof env);
+    ++inbox.next;
+    for (auto it = inbox.early.find(inbox.next); it != inbox.early.end();
+         it = inbox.early.find(inbox.next)) {
+      if (handler_) handler_(it->second.data(), it->second.size());
+      inbox.early.erase(it);
+      ++inbox.next;
+    }
+  }
+
+  struct Envelope {
+    std::uint64_t sender;
+    std::uint64_t seq;
+  };
+  struct Inbox {
+    std::uint64_t next = 0;
+    std::map<std::uint64_t, std::vector<std::byte>> early;
+  };
+
+  // A window's native atomics include those a rank applies to its own
+  // memory, through the provider like everyone else's. Capabilities are
+  // checked, not assumed: a provider whose loopback atomics do not complete
+  // with the right result gets no native atomics at all.
+  void check_loopback_atomics() {
+    std::int64_t cell = 0, got = -1;
+    const std::int64_t one = 1;
+    auto region = register_region(&cell, sizeof cell);
+    const PeerAddr self = insert_peer(address());
+    struct Flag final : Completion {
+      bool done = false;
+      std::string error;
+      void complete(const char* e) override {
+        if (e) error = e;
+        done = true;
+      }
+    };
+    for (std::int64_t i = 0; i < 8; ++i) {
+      Flag flag;
+      try {
+        atomic(self, AtomicKind::Fetch, Op::Sum, Dtype::Int64, &one, nullptr, &got, 1,
+               region->remote(), 0, &flag);
+        for (long spins = 0; !flag.done && spins < 100'000'000; ++spins) progress();
+      } catch (const Error& e) {
+        flag.error = e.what();
+      }
+      if (!flag.done || !flag.error.empty() || got != i || cell != i + 1) {
+        no_native_ = "provider " + provider_ +
+                     " does not complete atomics a rank applies to its own memory faithfully "
+                     "(a loopback fetch-and-add returned " + std::to_string(got) + ", expected " +
+                     std::to_string(i) + ")";
+        if (!flag.done) no_native_ = "provider " + provider_ + " never completed a loopback atomic";
+        atomics_ = false;
+        // Drain what may still arrive for the abandoned flag before it goes.
+        for (int k = 0; k < 1000; ++k) progress();
+        return;
+      }
+    }
+  }
+
+  // libfabric's names for the table's ops and dtypes; nullopt where it has
+  // none. Switches, so a new table entry is a compile warning here.
+  static std::optional<fi_op> fabric_op(Op op) {
+    switch (op) {
+      case Op::Sum: return FI_SUM;
+      case Op::Prod: return FI_PROD;
+      case Op::Max: return FI_MAX;
+      case Op::Min: return FI_MIN;
+      case Op::Band: return FI_BAND;
+      case Op::Bor: return FI_BOR;
+      case Op::Bxor: return FI_BXOR;
+      case Op::Land: return FI_LAND;
+      case Op::Lor: return FI_LOR;
+      case Op::Lxor: return FI_LXOR;
+      case Op::Replace: return FI_ATOMIC_WRITE;
+      case Op::NoOp: return FI_ATOMIC_READ;
+      case Op::Inc: return std::nullopt;
+      case Op::CswapEq: return FI_CSWAP;
+      case Op::CswapNe: return FI_CSWAP_NE;
+      case Op::CswapLt: return FI_CSWAP_LT;
+      case Op::CswapLe: return FI_CSWAP_LE;
+      case Op::CswapGt: return FI_CSWAP_GT;
+      case Op::CswapGe: return FI_CSWAP_GE;
+      case Op::MaskSwap: return FI_MSWAP;
+    }
+    return std::nullopt;
+  }
+
+  static std::optional<fi_datatype> fabric_datatype(Dtype d) {
+    switch (d) {
+      // numpy's bool is a byte holding 0 or 1, and so are the results of
+      // the ops that apply to bool (logical ops, swaps).
+      case Dtype::Bool: return FI_UINT8;
+      case Dtype::Int8: return FI_INT8;
+      case Dtype::Int16: return FI_INT16;
+      case Dtype::Int32: return FI_INT32;
+      case Dtype::Int64: return FI_INT64;
+      case Dtype::UInt8: return FI_UINT8;
+      case Dtype::UInt16: return FI_UINT16;
+      case Dtype::UInt32: return FI_UINT32;
+      case Dtype::UInt64: return FI_UINT64;
+      case Dtype::Float32: return FI_FLOAT;
+      case Dtype::Float64: return FI_DOUBLE;
+      case Dtype::LongDouble: return FI_LONG_DOUBLE;
+      case Dtype::Complex64: return FI_FLOAT_COMPLEX;
+      case Dtype::Complex128: return FI_DOUBLE_COMPLEX;
+      case Dtype::CLongDouble: return FI_LONG_DOUBLE_COMPLEX;
+    }
+    return std::nullopt;
+  }
+
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  std::string provider_;
+  std::size_t inject_size_ = 0;
+  bool atomics_ = false;
+  std::string no_native_;  // why native atomics are unavailable, if they are
+  AtomicOrder order_;
+  std::size_t max_message_ = 0;
+  std::uint64_t next_key_ = 1;
+  std::unordered_map<std::string, fi_addr_t> peers_;
+  MessageHandler handler_;
+  mutable std::mutex fi_mutex_;  // serialises every fi_* call
+  std::mutex progress_mutex_;  // one dispatcher at a time keeps message order
+  std::deque<Deferred> deferred_;
+  std::vector<std::unique_ptr<OpContext>> receives_;  // posted receive buffers
+  const std::uint64_t sender_id_ = std::random_device{}() ^ (std::uint64_t(::getpid()) << 32);
+  std::unordered_map<PeerAddr, std::uint64_t> next_seq_;  // guarded by fi_mutex_
+  std::unordered_map<std::uint64_t, Inbox> inboxes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> open_fabric_transport(const std::string& provider, bool loopback) {
+  return std::make_unique<FabricTransport>(provider, loopback);
+}
+
+}  // namespace onesided::detail

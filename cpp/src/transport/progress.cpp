@@ -1,0 +1,145 @@
+#include "transport/progress.hpp"
+
+#include <sys/prctl.h>
+
+#include <cstdlib>
+
+namespace onesided::detail {
+namespace {
+
+std::chrono::microseconds env_us(const char* name, long fallback) {
+  if (const char* v = std::getenv(name)) {
+    char* end = nullptr;
+    long x = std::strtol(v, &end, 10);
+    if (end != v && x >= 0) return std::chrono::microseconds(x);
+  }
+  return std::chrono::microseconds(fallback);
+}
+
+}  // namespace
+
+ProgressEngine::ProgressEngine(Transport& transport)
+    : transport_(transport),
+      spin_(env_us("ONESIDED_PROGRESS_SPIN_US", 200)),
+      hot_(env_us("ONESIDED_PROGRESS_HOT_US", 5000)),
+      max_nap_(env_us("ONESIDED_PROGRESS_NAP_US", 200)),
+      bell_(Doorbell::own()) {
+  thread_ = std::thread([this] { run(); });
+}
+
+ProgressEngine::~ProgressEngine() { stop(); }
+
+void ProgressEngine::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+std::size_t ProgressEngine::poll() {
+  try {
+    return transport_.progress();
+  } catch (const Error& e) {
+    std::lock_guard lk(failure_mutex_);
+    if (!failed_) failure_ = e.what();
+    failed_ = true;
+    throw;
+  }
+}
+
+void ProgressEngine::watch(const void* key, std::function<bool()> busy) {
+  std::lock_guard lk(watch_mutex_);
+  watched_[key] = std::move(busy);
+  n_watched_.store(static_cast<int>(watched_.size()), std::memory_order_relaxed);
+}
+
+void ProgressEngine::unwatch(const void* key) {
+  std::lock_guard lk(watch_mutex_);
+  watched_.erase(key);
+  n_watched_.store(static_cast<int>(watched_.size()), std::memory_order_relaxed);
+}
+
+bool ProgressEngine::watched_busy() {
+  if (n_watched_.load(std::memory_order_relaxed) == 0) return false;
+  std::lock_guard lk(watch_mutex_);
+  for (auto& [key, busy] : watched_)
+    if (busy()) return true;
+  return false;
+}
+
+std::size_t ProgressEngine::rest(std::chrono::microseconds d) {
+  if (!bell_) {
+    std::this_thread::sleep_for(d);
+    return 0;
+  }
+  std::size_t n = 0;
+  Doorbell::wait(*bell_, d, [&] { return (n = poll()) > 0; });
+  return n;
+}
+
+void ProgressEngine::check_failure() {
+  if (!failed_) return;
+  std::lock_guard lk(failure_mutex_);
+  raise(ErrorCategory::Transport, "the fabric failed: " + failure_);
+}
+
+void ProgressEngine::run() {
+  using clock = std::chrono::steady_clock;
+  // Short sleeps must be short: the default 50 us timer slack would make
+  // every "10 us" nap a 60 us one.
+  ::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+  auto last_event = clock::now() - hot_;
+  auto nap = kShortNap;
+  bool contended = false;
+  auto contended_at = last_event;
+  while (!stop_) {
+    std::size_t n = 0;
+    try {
+      n = poll();
+    } catch (const Error&) {
+      return;  // recorded by poll(); waiters raise it
+    }
+    const auto now = clock::now();
+    if (n > 0) {
+      last_event = now;
+      nap = kShortNap;
+      continue;
+    }
+    // Three regimes. Right after an event, or while a remote origin holds a
+    // lock here (RMA may arrive at any moment, and shm needs this process to
+    // poll even for puts), spin, yielding: traffic is answered in
+    // microseconds. But a yielding thread sharing a core with a CPU-bound
+    // one (the application computing) waits out the other's time slice,
+    // milliseconds; a yield that took that long marks the core contended for
+    // a while, and then, as when traffic is merely recent, we take short
+    // sleeps: a thread waking from sleep is scheduled ahead of a CPU-bound
+    // one. When idle, nap with growing pauses to leave the cores alone.
+    const bool expected = expected_.load(std::memory_order_relaxed) > 0 || watched_busy();
+    if (contended && now - contended_at > kReprobe) contended = false;  // the application may be done
+    if ((expected || now - last_event < spin_) && !contended) {
+      std::this_thread::yield();
+      if (clock::now() - now > kContendedYield) {
+        contended = true;
+        contended_at = now;
+      }
+      continue;
+    }
+    // Sleeping on the doorbell: an origin on this host that posts to us
+    // wakes us at once, so the naps bound only what nobody rings for.
+    try {
+      if (expected || now - last_event < hot_) {
+        n = rest(kShortNap);
+      } else {
+        contended = false;
+        n = rest(nap);
+        nap = std::min(nap * 2, max_nap_);
+      }
+    } catch (const Error&) {
+      return;
+    }
+    if (n > 0) {
+      last_event = clock::now();
+      nap = kShortNap;
+    }
+  }
+}
+
+}  // namespace onesided::detail

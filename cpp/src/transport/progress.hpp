@@ -1,0 +1,89 @@
+// The progress engine. libfabric's shm and tcp providers progress data only
+// when somebody polls, so a background thread polls on the process's behalf:
+// passive-target operations complete while the target computes, sleeps or
+// holds the GIL. Threads that wait for their own operations poll too, which
+// keeps their latency off the background thread's schedule.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "transport/doorbell.hpp"
+#include "onesided/error.hpp"
+#include "transport/transport.hpp"
+
+namespace onesided::detail {
+
+class ProgressEngine {
+ public:
+  explicit ProgressEngine(Transport& transport);
+  ~ProgressEngine();
+  ProgressEngine(const ProgressEngine&) = delete;
+  ProgressEngine& operator=(const ProgressEngine&) = delete;
+
+  // Polls until done() holds. Raises a Transport error if the fabric failed.
+  template <class Pred>
+  void wait(Pred&& done) {
+    unsigned idle = 0;
+    while (!done()) {
+      check_failure();
+      if (poll() == 0 && ++idle > 64) {
+        // Another thread (often the background one) is progressing, or
+        // nothing has arrived yet: let the other ranks' threads run, which
+        // matters when ranks outnumber cores.
+        std::this_thread::yield();
+      }
+    }
+    check_failure();
+  }
+
+  // One round of progress from the calling thread.
+  std::size_t poll();
+
+  // Joins the background thread (process exit); waiters still progress.
+  void stop();
+
+  // While a remote origin holds a passive-target lock here, RMA may arrive
+  // at any moment and (on shm) needs this process to poll: stay hot rather
+  // than nap. Windows count lock requests in and releases out.
+  void expect_traffic(int delta) { expected_ += delta; }
+
+  // The same for locks taken without messages (a window lock in shared
+  // memory): while `busy()` holds, stay hot. `busy` is called from the
+  // background thread; unwatch(key) returns only once it no longer runs.
+  void watch(const void* key, std::function<bool()> busy);
+  void unwatch(const void* key);
+
+ private:
+  void run();
+  void check_failure();
+  // Sleeps up to `d` on this process's doorbell (a ring from an origin on
+  // this host ends it early); returns what a poll found meanwhile.
+  std::size_t rest(std::chrono::microseconds d);
+
+  Transport& transport_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> failed_{false};
+  std::atomic<int> expected_{0};
+  bool watched_busy();
+  std::mutex watch_mutex_;
+  std::map<const void*, std::function<bool()>> watched_;  // guarded by watch_mutex_
+  std::atomic<int> n_watched_{0};
+  std::mutex failure_mutex_;
+  std::string failure_;
+  static constexpr std::chrono::microseconds kShortNap{10};
+  static constexpr std::chrono::microseconds kContendedYield{500};
+  static constexpr std::chrono::milliseconds kReprobe{20};
+  std::chrono::microseconds spin_;      // spin this long after an event
+  std::chrono::microseconds hot_;       // then short naps until this long after it
+  std::chrono::microseconds max_nap_;   // longest sleep while idle
+  BellWord* bell_ = nullptr;           // null: plain sleeps
+  std::thread thread_;
+};
+
+}  // namespace onesided::detail

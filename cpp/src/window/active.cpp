@@ -1,0 +1,167 @@
+// Active-target synchronisation (Fence; Post, Start, Complete, Wait, Test)
+// and Free. Post and Complete travel as messages (target.cpp counts them
+// into posts_ and completes_); Start never blocks: an operation to a
+// target waits for that target's Post, so Start-before-Post rings cannot
+// deadlock.
+#include "window/impl.hpp"
+
+namespace onesided {
+
+using namespace detail;
+
+// MODE_NOSTORE, MODE_NOPUT and MODE_NOPRECEDE are hints onesided does
+// not need (it flushes and synchronises anyway; nothing is cached), so
+// they are safely ignored; MODE_NOSUCCEED ends fence epochs.
+void Window::Impl::fence(unsigned assertion) {
+  s.check_live();
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.on_fence(assertion);
+  }
+  flush_all();
+  s.group->barrier();
+  // Local stores before the fence and RMA updates completed by it are
+  // visible on the other side of it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  addressing->epoch_started();
+}
+
+std::vector<bool> Window::Impl::group_mask(const std::vector<int>& ranks) const {
+  std::vector<bool> mask(static_cast<std::size_t>(s.nranks), false);
+  for (int r : ranks) {
+    s.check_rank(r);
+    if (mask[r]) raise(ErrorCategory::Argument, "rank " + std::to_string(r) + " appears twice in the group");
+    mask[r] = true;
+  }
+  return mask;
+}
+
+void Window::Impl::post(const std::vector<int>& ranks) {
+  s.check_live();
+  const auto mask = group_mask(ranks);
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.on_post(mask);
+  }
+  // Local stores before Post are visible to the origins' RMA after it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  path->expect_incoming(+1);
+  for (int o = 0; o < s.nranks; ++o) {
+    if (!mask[o]) continue;
+    if (o == s.rank)
+      posts_[o].fetch_add(1, std::memory_order_release);
+    else
+      s.send(o, s.header(MsgKind::Post, o));
+  }
+}
+
+void Window::Impl::start(const std::vector<int>& ranks) {
+  s.check_live();
+  const auto mask = group_mask(ranks);
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.on_start(mask);
+    std::fill(epochs.post_matched.begin(), epochs.post_matched.end(), 0);
+  }
+  addressing->epoch_started();
+}
+
+// Waits for `target`'s Post of this access epoch and consumes it.
+void Window::Impl::match_post(int target) {
+  s.endpoint->progress().wait([&] { return posts_[target].load(std::memory_order_acquire) > 0; });
+  std::lock_guard lk(epochs.mutex);
+  if (epochs.post_matched[target]) return;
+  posts_[target].fetch_sub(1, std::memory_order_acq_rel);
+  epochs.post_matched[target] = 1;
+}
+
+void Window::Impl::complete() {
+  s.check_live();
+  std::vector<bool> group;
+  {
+    std::lock_guard lk(epochs.mutex);
+    if (!epochs.state.started()) epochs.state.on_complete();  // raises: no Start
+    group = epochs.state.start_group();
+  }
+  for (int t = 0; t < s.nranks; ++t) {
+    if (!group[t]) continue;
+    bool matched;
+    {
+      std::lock_guard lk(epochs.mutex);
+      matched = epochs.post_matched[t];
+    }
+    if (!matched) match_post(t);
+    flush(t);
+    if (t == s.rank)
+      completes_[t].fetch_add(1, std::memory_order_release);
+    else
+      s.send(t, s.header(MsgKind::Complete, t));
+  }
+  std::lock_guard lk(epochs.mutex);
+  epochs.state.on_complete();
+}
+
+bool Window::Impl::completes_arrived(const std::vector<bool>& group) const {
+  for (int o = 0; o < s.nranks; ++o)
+    if (group[o] && completes_[o].load(std::memory_order_acquire) == 0) return false;
+  return true;
+}
+
+void Window::Impl::end_exposure(const std::vector<bool>& group) {
+  for (int o = 0; o < s.nranks; ++o)
+    if (group[o]) completes_[o].fetch_sub(1, std::memory_order_acq_rel);
+  path->expect_incoming(-1);
+  // The origins' updates are visible to local loads after Wait.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  std::lock_guard lk(epochs.mutex);
+  epochs.state.on_wait_done();
+}
+
+void Window::Impl::wait() {
+  s.check_live();
+  std::vector<bool> group;
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.check_wait();
+    group = epochs.state.post_group();
+  }
+  s.endpoint->progress().wait([&] { return completes_arrived(group); });
+  end_exposure(group);
+}
+
+bool Window::Impl::test() {
+  s.check_live();
+  std::vector<bool> group;
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.check_wait();
+    group = epochs.state.post_group();
+  }
+  if (!completes_arrived(group)) s.endpoint->progress().poll();
+  if (!completes_arrived(group)) return false;
+  end_exposure(group);
+  return true;
+}
+
+void Window::Impl::free() {
+  s.check_live();
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.check_free();
+  }
+  flush_all();
+  // Nobody may still target this rank's memory once it is released.
+  s.group->barrier();
+  release();
+}
+
+void Window::fence(unsigned assertion) { impl_->fence(assertion); }
+void Window::post(const std::vector<int>& group, unsigned) { impl_->post(group); }
+void Window::start(const std::vector<int>& group, unsigned) { impl_->start(group); }
+void Window::complete() { impl_->complete(); }
+void Window::wait() { impl_->wait(); }
+bool Window::test() { return impl_->test(); }
+void Window::free() { impl_->free(); }
+void Window::sync() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+}  // namespace onesided

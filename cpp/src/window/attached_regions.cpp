@@ -1,0 +1,124 @@
+// Addressing on dynamic windows (Create_dynamic): a displacement is an
+// absolute address inside a region the target attached.
+//
+// Who writes what, all under mutex_: this rank's regions (Attach/Detach,
+// any local thread; read by the progress thread answering Regions), and
+// the origin-side copies of every target's table with their stale flags
+// (refreshed at every epoch start and on a miss, by a round trip to the
+// target's progress engine).
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "memory/region_table.hpp"
+#include "window/addressing.hpp"
+
+namespace onesided::detail {
+namespace {
+
+class AttachedRegions final : public Addressing {
+ public:
+  explicit AttachedRegions(WindowState& s)
+      : s_(s), remote_(static_cast<std::size_t>(s.nranks)), stale_(static_cast<std::size_t>(s.nranks), 1) {}
+
+  Where locate(int target, std::int64_t disp, std::size_t bytes) override {
+    const auto addr = static_cast<std::uint64_t>(disp);
+    if (target == s_.rank) {
+      std::lock_guard lk(mutex_);
+      if (const auto* r = local_.find(addr, bytes))
+        return {target, r->remote, addr - r->base, addr, reinterpret_cast<std::byte*>(addr)};
+    } else {
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        if (attempt == 1) refresh(target);
+        std::unique_lock lk(mutex_);
+        if (stale_[target]) {
+          lk.unlock();
+          refresh(target);
+          lk.lock();
+        }
+        if (const auto* r = remote_[target].find(addr, bytes)) return {target, r->remote, addr - r->base, addr, nullptr};
+      }
+    }
+    raise(ErrorCategory::Bounds, "target range out of window: address " + std::to_string(addr) + " + " +
+                                     std::to_string(bytes) + " bytes is not inside a region rank " +
+                                     std::to_string(target) + " has attached to the dynamic window");
+  }
+
+  std::byte* local(std::uint64_t at, std::size_t bytes) override {
+    std::lock_guard lk(mutex_);
+    return local_.find(at, bytes) ? reinterpret_cast<std::byte*>(at) : nullptr;
+  }
+
+  void epoch_started() override {
+    std::lock_guard lk(mutex_);
+    std::fill(stale_.begin(), stale_.end(), 1);
+  }
+
+  void attach(void* base, std::size_t size) override {
+    if (!base && size) raise(ErrorCategory::Argument, "Attach: memory is null");
+    auto mr = s_.endpoint->transport().register_region(base, size);
+    const auto addr = reinterpret_cast<std::uint64_t>(base);
+    std::lock_guard lk(mutex_);
+    local_.add({addr, size, mr->remote()});
+    registered_[addr] = std::move(mr);
+  }
+
+  void detach(const void* base) override {
+    const auto addr = reinterpret_cast<std::uint64_t>(base);
+    std::lock_guard lk(mutex_);
+    if (!local_.remove(addr)) raise(ErrorCategory::Argument, "Detach: this memory is not attached to the window");
+    registered_.erase(addr);
+  }
+
+  void on_message(const Header& h, const std::byte* payload, std::size_t len) override {
+    if (h.kind == MsgKind::RegionsReply) {
+      auto* reply = reinterpret_cast<Reply*>(h.token);
+      reply->bytes.assign(reinterpret_cast<const char*>(payload), len);
+      reply->done.store(1, std::memory_order_release);
+      return;
+    }
+    std::string table;
+    {
+      std::lock_guard lk(mutex_);
+      table = local_.bytes();
+    }
+    const int origin = static_cast<int>(h.origin);
+    s_.send(origin, s_.header(MsgKind::RegionsReply, origin, h.token), table.data(), table.size());
+  }
+
+  void release() override {
+    std::lock_guard lk(mutex_);
+    registered_.clear();
+  }
+
+ private:
+  struct Reply {
+    std::atomic<int> done{0};
+    std::string bytes;
+  };
+
+  // Asks `target` for its attached regions.
+  void refresh(int target) {
+    Reply reply;
+    s_.send(target, s_.header(MsgKind::Regions, target, reinterpret_cast<std::uint64_t>(&reply)));
+    s_.endpoint->progress().wait([&] { return reply.done.load(std::memory_order_acquire) != 0; });
+    auto table = RegionTable::from_bytes(reply.bytes);
+    std::lock_guard lk(mutex_);
+    remote_[target] = std::move(table);
+    stale_[target] = 0;
+  }
+
+  WindowState& s_;
+  std::mutex mutex_;
+  RegionTable local_;
+  std::map<std::uint64_t, std::unique_ptr<LocalRegion>> registered_;
+  std::vector<RegionTable> remote_;
+  std::vector<std::uint8_t> stale_;
+};
+
+}  // namespace
+
+std::unique_ptr<Addressing> attached_regions(WindowState& state) { return std::make_unique<AttachedRegions>(state); }
+
+}  // namespace onesided::detail

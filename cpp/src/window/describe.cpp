@@ -1,0 +1,107 @@
+// What a window says about itself: the memory model, Get_info's report,
+// and the accessors of the public API.
+#include "window/impl.hpp"
+
+namespace onesided {
+
+using namespace detail;
+
+namespace {
+
+// Every provider onesided knows places RMA data straight into host memory
+// that local loads read, with no separate public copy: the unified model.
+// A provider onesided has not checked gets the conservative answer.
+bool unified_provider(const std::string& provider) {
+  const std::string name = provider.substr(0, provider.find(';'));
+  for (const char* p : {"shm", "tcp", "sockets", "udp", "verbs", "efa", "cxi", "psm2", "psm3", "opx", "ucx"})
+    if (name == p) return true;
+  return false;
+}
+
+}  // namespace
+
+// Shared windows are plain shared memory; the providers onesided knows
+// write straight into the exposed memory.
+Model Window::Impl::model() const {
+  return s.flavor == Flavor::Shared || unified_provider(s.provider) ? Model::Unified : Model::Separate;
+}
+
+Info Window::Impl::info() const {
+  int native = 0;
+  for (const auto& d : kDtypes) native += s.plan.path(d.id).native;
+  return Info{
+      {"provider", s.provider},
+      {"accumulate_ordering", s.ordering.str()},
+      {"accumulate_ops", s.declared.str()},
+      {"atomics", native == 0                                ? "software"
+                  : native == static_cast<int>(kNumDtypes) ? "native"
+                                                           : "mixed (per dtype, see win.atomics)"},
+      {"memory_model", model() == Model::Unified ? "unified" : "separate"},
+      {"onesided_path", path->name()},
+      {"onesided_ordering", path->ordering()},
+      {"onesided_nasty", config.nasty_seed ? "seed " + std::to_string(*config.nasty_seed) : "off"},
+      {"onesided_shared_memory", config.shared_memory ? "on" : "off"},
+      // The old key, kept for code that reads it: whether the window is
+      // on the shared-memory path.
+      {"onesided_fast_path", s.shared_memory_path ? "on" : "off"},
+      {"onesided_put_get", path->description()},
+      {"onesided_locks", window_lock->where()},
+  };
+}
+
+Window::Window(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Window::~Window() = default;
+
+void* Window::base() const { return impl_->s.base; }
+std::size_t Window::size() const { return impl_->s.size; }
+int Window::disp_unit() const { return impl_->s.disp_unit; }
+int Window::rank() const { return impl_->s.rank; }
+int Window::group_size() const { return impl_->s.nranks; }
+Flavor Window::flavor() const { return impl_->s.flavor; }
+Model Window::model() const { return impl_->model(); }
+const std::string& Window::provider() const { return impl_->s.provider; }
+Info Window::info() const { return impl_->info(); }
+const std::string& Window::path_name() const { return impl_->path->name(); }
+const std::string& Window::path_description() const { return impl_->path->description(); }
+bool Window::completes_in_call() const { return impl_->path->completes_in_call(); }
+
+std::size_t Window::size_of(int target) const {
+  impl_->s.check_rank(target);
+  return impl_->s.peers[target].size;
+}
+int Window::disp_unit_of(int target) const {
+  impl_->s.check_rank(target);
+  return impl_->s.peers[target].disp_unit;
+}
+
+bool Window::native_atomics(Dtype dtype) const { return impl_->s.plan.path(dtype).native; }
+const std::string& Window::atomics_reason(Dtype dtype) const { return impl_->s.plan.path(dtype).reason; }
+std::size_t Window::native_count(Function f, Op op, Dtype dtype) const {
+  return impl_->s.plan.native_count(f, op, dtype);
+}
+
+SharedMemory Window::shared_query(int rank) const {
+  const auto& seg = impl_->s.shared;
+  if (!seg) raise(ErrorCategory::Argument, "Shared_query needs a window made by Allocate_shared");
+  if (rank == kProcNull) {
+    rank = 0;
+    for (int r = 0; r < impl_->s.nranks; ++r)
+      if (seg->size(r) > 0) {
+        rank = r;
+        break;
+      }
+  }
+  impl_->s.check_rank(rank);
+  return {seg->base(rank), seg->size(rank), impl_->s.peers[rank].disp_unit, seg};
+}
+
+void Window::attach(void* base, std::size_t size) {
+  impl_->s.check_live();
+  impl_->addressing->attach(base, size);
+}
+void Window::detach(const void* base) {
+  impl_->s.check_live();
+  impl_->addressing->detach(base);
+}
+
+}  // namespace onesided

@@ -1,0 +1,109 @@
+// Window::Impl: a window made of its concerns. Each member function is
+// defined in the file of its concern:
+//   create.cpp      creation: the ranks agree, then the path, lock and
+//                   addressing objects are chosen, once
+//   operations.cpp  the data calls: checks at the edge, then one call on the path
+//   passive.cpp     Lock, Unlock, Lock_all, Unlock_all, Flush
+//   active.cpp      Fence, Post, Start, Complete, Wait, Test, Free
+//   target.cpp      messages arriving for this window, to the concern they are for
+//   describe.cpp    Get_info's report and the memory model
+// Shared state is in `s` (window/state.hpp: written at creation only);
+// what changes later belongs to the object that changes it.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "locks/window_lock.hpp"
+#include "paths/atomic_routes.hpp"
+#include "paths/data_path.hpp"
+#include "window/addressing.hpp"
+#include "window/config.hpp"
+#include "window/epochs.hpp"
+#include "window/state.hpp"
+
+namespace onesided {
+
+class Window::Impl final : public detail::MessageSink {
+ public:
+  Impl(const detail::Config& config, std::shared_ptr<Bootstrap> group, Flavor flavor, void* base,
+       std::size_t size, int disp_unit, std::unique_ptr<std::byte[]> owned,
+       std::shared_ptr<detail::SharedSegment> shared, bool shared_memory_path);
+  ~Impl();
+
+  // operations.cpp
+  void put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp,
+           const detail::RequestPtr& request);
+  void get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp,
+           const detail::RequestPtr& request);
+  void atomic(const detail::AtomicCall& call, int target, std::int64_t disp, const detail::RequestPtr& request);
+  // Seed 002's MODE_PASSIVE_EPOCH_IMPLICIT: the call is its own exclusive
+  // epoch (no lock with MODE_NOCHECK) and has completed when it returns.
+  template <class Call>
+  void implicit_epoch(int target, unsigned assertion, Call&& call);
+
+  // passive.cpp
+  void flush(int target);
+  void flush_all();
+  void lock(int target, LockType type, unsigned assertion);
+  void unlock(int target);
+  void lock_all(unsigned assertion);
+  void unlock_all();
+
+  // active.cpp
+  void fence(unsigned assertion);
+  void post(const std::vector<int>& ranks);
+  void start(const std::vector<int>& ranks);
+  void complete();
+  void wait();
+  bool test();
+  void free();
+
+  // target.cpp
+  void on_message(const detail::Header& h, const std::byte* payload, std::size_t len) override;
+
+  // describe.cpp
+  Info info() const;
+  Model model() const;
+
+  detail::WindowState s;
+  detail::Config config;
+  detail::Epochs epochs;
+  std::unique_ptr<detail::Addressing> addressing;
+  std::unique_ptr<detail::DataPath> path;
+  std::unique_ptr<detail::WindowLock> window_lock;
+  detail::SoftwareAtomics* software = nullptr;  // the path's, if it has them (target side)
+
+ private:
+  // create.cpp
+  void negotiate(bool shared_memory_path);
+  void release();  // local teardown, safe to call twice
+
+  // operations.cpp: the epoch checks of an access to `target`.
+  void access(int target);
+  // active.cpp
+  std::vector<bool> group_mask(const std::vector<int>& ranks) const;
+  void match_post(int target);
+  bool completes_arrived(const std::vector<bool>& group) const;
+  void end_exposure(const std::vector<bool>& group);
+
+  // Active target: Posts and Completes received from each rank, not yet
+  // matched (written by the progress thread, with release; read with acquire).
+  std::unique_ptr<std::atomic<int>[]> posts_, completes_;
+};
+
+template <class Call>
+void Window::Impl::implicit_epoch(int target, unsigned assertion, Call&& call) {
+  if (!(assertion & mode::kPassiveEpochImplicit)) return call();
+  lock(target, LockType::Exclusive, assertion & mode::kNoCheck);
+  try {
+    call();
+  } catch (...) {
+    unlock(target);
+    throw;
+  }
+  unlock(target);
+}
+
+}  // namespace onesided

@@ -1,0 +1,84 @@
+// Passive-target synchronisation: Lock, Unlock, Lock_all, Unlock_all and
+// the flushes. The epoch rules are epoch.hpp's; the lock itself is the
+// window's WindowLock (shared memory or messages, chosen at creation);
+// completion is the data path's.
+#include "window/impl.hpp"
+
+namespace onesided {
+
+using namespace detail;
+
+void Window::Impl::flush(int target) {
+  s.check_live();
+  s.check_rank(target);
+  path->flush(target);
+}
+
+void Window::Impl::flush_all() {
+  s.check_live();
+  path->flush_all();
+}
+
+void Window::Impl::lock(int target, LockType type, unsigned assertion) {
+  s.check_live();
+  s.check_rank(target);
+  const bool nocheck = (assertion & mode::kNoCheck) != 0;
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.on_lock(target);
+    epochs.nocheck[target] = nocheck;
+    epochs.exclusive[target] = type == LockType::Exclusive;
+  }
+  addressing->epoch_started();
+  if (!nocheck) window_lock->acquire(target, type == LockType::Exclusive);
+}
+
+void Window::Impl::unlock(int target) {
+  s.check_live();
+  s.check_rank(target);
+  bool nocheck, exclusive;
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.on_unlock(target);
+    nocheck = epochs.nocheck[target];
+    exclusive = epochs.exclusive[target];
+  }
+  flush(target);
+  if (!nocheck) window_lock->release(target, exclusive);
+}
+
+void Window::Impl::lock_all(unsigned assertion) {
+  s.check_live();
+  const bool nocheck = (assertion & mode::kNoCheck) != 0;
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.on_lock_all();
+    epochs.lock_all_nocheck = nocheck;
+  }
+  addressing->epoch_started();
+  if (!nocheck) window_lock->acquire_all();
+}
+
+void Window::Impl::unlock_all() {
+  s.check_live();
+  bool nocheck;
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.on_unlock_all();
+    nocheck = epochs.lock_all_nocheck;
+  }
+  flush_all();
+  if (!nocheck) window_lock->release_all();
+}
+
+void Window::lock(int target, LockType type, unsigned assertion) { impl_->lock(target, type, assertion); }
+void Window::unlock(int target) { impl_->unlock(target); }
+void Window::lock_all(unsigned assertion) { impl_->lock_all(assertion); }
+void Window::unlock_all() { impl_->unlock_all(); }
+void Window::flush(int target) { impl_->flush(target); }
+void Window::flush_all() { impl_->flush_all(); }
+// Local completion is implied by remote completion, which is what every path tracks.
+void Window::flush_local(int target) { impl_->flush(target); }
+void Window::flush_local_all() { impl_->flush_all(); }
+
+}  // namespace onesided

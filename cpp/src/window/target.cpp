@@ -1,0 +1,39 @@
+// Messages arriving for this window (from the endpoint's progress engine),
+// each handed to the concern it belongs to. Replies to this rank's own
+// requests arrive here too.
+#include "window/impl.hpp"
+
+namespace onesided {
+
+using namespace detail;
+
+void Window::Impl::on_message(const Header& h, const std::byte* payload, std::size_t len) {
+  const int origin = static_cast<int>(h.origin);
+  if (origin < 0 || origin >= s.nranks) return;  // not from this group: ignore
+  switch (h.kind) {
+    case MsgKind::Atomic:
+      // Only windows with software atomics are sent these.
+      if (software) software->serve(h, payload, len, [&](std::uint64_t at, std::size_t bytes) {
+        return addressing->local(at, bytes);
+      });
+      return;
+    case MsgKind::AtomicDone:
+      return SoftwareAtomics::on_reply(h, payload, len);
+    case MsgKind::Lock:
+    case MsgKind::LockGranted:
+    case MsgKind::Unlock:
+    case MsgKind::UnlockDone:
+      return window_lock->on_message(h);
+    case MsgKind::Post:
+      posts_[origin].fetch_add(1, std::memory_order_release);
+      return;
+    case MsgKind::Complete:
+      completes_[origin].fetch_add(1, std::memory_order_release);
+      return;
+    case MsgKind::Regions:
+    case MsgKind::RegionsReply:
+      return addressing->on_message(h, payload, len);
+  }
+}
+
+}  // namespace onesided
