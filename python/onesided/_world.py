@@ -2,7 +2,7 @@
 
 :func:`world` returns this process's :class:`Comm`.  Under the launcher it
 spans the ``ONESIDED_SIZE`` ranks of the job and its collectives are served by
-the launcher's coordinator (see :mod:`onesided._launch`) over TCP loopback.
+the launcher's coordinator (see :mod:`onesided._coordinator`) over TCP loopback.
 Started any other way, the process is a world of one rank whose collectives
 complete locally.
 
