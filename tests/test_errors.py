@@ -131,9 +131,14 @@ def test_epoch_misuse_is_rejected(win):
         win.Lock(0)
 
 
-def test_unknown_info_keys_are_rejected_standard_ones_accepted():
-    with pytest.raises(onesided.ArgumentError, match="unknown window info key 'provder'"):
-        Window.Allocate(8, info={"provder": "shm"})
+def test_unknown_info_keys_are_ignored_but_not_in_onesideds_namespace():
+    """As MPI does, a key onesided does not know is ignored (another
+    library's hints may share the info); a misspelt onesided_* key raises."""
+    w = Window.Allocate(8, info={"provder": "tcp;ofi_rxm", "cb_nodes": "4"})
+    assert "provder" not in w.info and w.provider == "shm"
+    w.Free()
+    with pytest.raises(onesided.ArgumentError, match="unknown onesided info key 'onesided_nastty'"):
+        Window.Allocate(8, info={"onesided_nastty": "1"})
     w = Window.Allocate(8, info={"no_locks": "false", "accumulate_ordering": "none", "provider": "shm"})
     assert w.provider == "shm"
     w.Free()

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <functional>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -157,3 +158,79 @@ INSTANTIATE_TEST_SUITE_P(Providers, WindowTest, ::testing::Values("shm", "tcp;of
                          [](const auto& info) { return info.param == "shm" ? std::string("shm") : std::string("tcp"); });
 
 }  // namespace
+
+// Bad input on one rank fails creation at every rank alike (same category,
+// same message), and no rank is left waiting: run_pair's alarm would kill
+// a rank that hung.
+namespace {
+bool raises_alike(int rank, const std::function<void()>& create, ErrorCategory want, const std::string& needle,
+                  Bootstrap& boot) {
+  try {
+    create();
+    fprintf(stderr, "rank %d: no error (wanted '%s')\n", rank, needle.c_str());
+    return false;
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    // Both ranks must see the same text: compare through the bootstrap.
+    const auto all = boot.allgather(msg);
+    if (e.category() != want || msg.find(needle) == std::string::npos || all[0] != all[1]) {
+      fprintf(stderr, "rank %d: %s\n", rank, msg.c_str());
+      return false;
+    }
+    return true;
+  }
+}
+}  // namespace
+
+TEST(WindowCreation, BadInputOnOneRankFailsEveryRank) {
+  run_pair([&](int rank, std::shared_ptr<Bootstrap> boot) {
+    bool ok = true;
+    // An unknown onesided key on rank 1 only.
+    Info bad = rank == 1 ? Info{{"onesided_nastty", "1"}} : Info{};
+    ok = ok && raises_alike(rank, [&] { Window::allocate(64, 8, bad, boot); }, ErrorCategory::Argument,
+                            "failed on rank 1", *boot);
+    // A size no process can map, on rank 0 only (it used to wrap to a tiny allocation).
+    const std::size_t size = rank == 0 ? ~std::size_t{0} : 64;
+    ok = ok && raises_alike(rank, [&] { Window::allocate(size, 8, {{"provider", "tcp;ofi_rxm"}}, boot); },
+                            ErrorCategory::Argument, "exceeds the largest", *boot);
+    // disp_unit 0 on rank 1, on a Create window.
+    std::vector<std::int64_t> mem(4);
+    ok = ok && raises_alike(rank, [&] { Window::create(mem.data(), 32, rank == 1 ? 0 : 8, {}, boot); },
+                            ErrorCategory::Argument, "disp_unit must be positive", *boot);
+    // Settings that must match: accumulate_ops, and alloc_shared_noncontig
+    // (differing layouts used to end in SIGBUS).
+    Info ops{{"accumulate_ops", rank == 0 ? "fetch_and_op:sum" : "all"}};
+    ok = ok && raises_alike(rank, [&] { Window::allocate(64, 8, ops, boot); }, ErrorCategory::Argument,
+                            "must be equal on every rank", *boot);
+    Info layout{{"alloc_shared_noncontig", rank == 0 ? "true" : "false"}};
+    ok = ok && raises_alike(rank, [&] { Window::allocate_shared(64, 8, layout, boot); }, ErrorCategory::Argument,
+                            "alloc_shared_noncontig", *boot);
+    // A caller's own verdict, agreed the same way.
+    ok = ok && raises_alike(rank, [&] {
+      if (rank == 0) Window::fail_creation(*boot, Error(ErrorCategory::Bounds, "python said no"));
+      Window::allocate(64, 8, {}, boot);
+    }, ErrorCategory::Bounds, "python said no", *boot);
+    // And the group is still usable afterwards.
+    auto win = Window::allocate(64, 8, {}, boot);
+    win->free();
+    return ok;
+  });
+}
+
+TEST(WindowCreation, OperationSizesAreOverflowChecked) {
+  run_pair([&](int, std::shared_ptr<Bootstrap> boot) {
+    auto win = Window::allocate(64, 8, {}, boot);
+    win->lock_all();
+    std::int64_t v = 1;
+    bool ok = false;
+    try {
+      // count x 8 wraps to 0 in 64 bits: must not pass as an empty put.
+      win->put(&v, std::size_t{1} << 61, Dtype::Int64, 0, 0);
+    } catch (const Error& e) {
+      ok = e.category() == ErrorCategory::Argument && std::string(e.what()).find("overflows") != std::string::npos;
+    }
+    win->unlock_all();
+    win->free();
+    return ok;
+  });
+}

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "onesided/bootstrap.hpp"
+#include "onesided/error.hpp"
 #include "onesided/request.hpp"
 #include "onesided/types.hpp"
 
@@ -78,6 +79,14 @@ class Window {
   // Collective: a window with no memory until attach(). Targets are then
   // absolute addresses (disp_unit 1) inside a region the target attached.
   static std::unique_ptr<Window> create_dynamic(const Info& info, std::shared_ptr<Bootstrap> group);
+  // Window creation is collective, and so are its failures: every factory
+  // first checks its arguments, then the ranks agree, and bad input on any
+  // rank raises the same Error at every rank (settings that must match,
+  // such as accumulate_ops, accumulate_ordering, provider, the flavor and
+  // alloc_shared_noncontig, must match). A caller that finds its own
+  // arguments bad before calling a factory calls this instead, collectively
+  // where the others call the factory: it raises `error` at every rank.
+  [[noreturn]] static void fail_creation(Bootstrap& group, const Error& error);
   ~Window();
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;

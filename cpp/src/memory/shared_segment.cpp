@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "memory/checked.hpp"
 #include "onesided/error.hpp"
 
 namespace onesided::detail {
@@ -42,7 +43,7 @@ std::shared_ptr<SharedSegment> SharedSegment::create(Bootstrap& group, std::size
   auto all = group.allgather(mine);
   std::shared_ptr<SharedSegment> seg(new SharedSegment);
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  std::size_t total = (control + page - 1) / page * page;
+  std::size_t total = checked_round_up(control, page, "shared window layout");
   std::string host0;
   for (int r = 0; r < n; ++r) {
     const auto nl = all[r].find('\n');
@@ -52,11 +53,16 @@ std::shared_ptr<SharedSegment> SharedSegment::create(Bootstrap& group, std::size
     if (h != host0)
       raise(ErrorCategory::Argument, "Allocate_shared needs every rank of the group on one host: rank 0 is on " +
                                          host0 + ", rank " + std::to_string(r) + " on " + h);
-    if (noncontig) total = (total + page - 1) / page * page;
+    // Every rank computes the same layout from the same data, so an
+    // overflow raises at every rank alike.
+    if (noncontig) total = checked_round_up(total, page, "shared window layout");
     seg->offsets_.push_back(total);
     seg->sizes_.push_back(sz);
-    total += sz;
+    total = checked_add(total, sz, "shared window layout");
   }
+  if (total > kMaxWindowBytes)
+    raise(ErrorCategory::Argument, "the shared window's segments add up to " + std::to_string(total) +
+                                       " bytes, more than one mapping can hold");
   seg->mapped_ = std::max<std::size_t>(total, 1);
 
   // Round 2: rank 0 makes the object and names it; the others map it.

@@ -9,31 +9,33 @@
 namespace onesided::detail {
 namespace {
 
-// MPI's standard window hints are accepted: the ones that change semantics
-// (accumulate_ops, accumulate_ordering, alloc_shared_noncontig) are applied,
-// the others only promise what onesided does not rely on.
-// Anything else is most likely a typo, which a silent ignore would hide.
-constexpr std::string_view kStandardKeys[] = {
-    "no_locks", "accumulate_ordering", "accumulate_ops", "same_size", "same_disp_unit",
-    "alloc_shared_noncontig", "mpi_accumulate_granularity", "which_accumulate_ops"};
+// MPI's standard window hints that change semantics (accumulate_ops,
+// accumulate_ordering, alloc_shared_noncontig) are applied; the others
+// (no_locks, same_size, same_disp_unit, mpi_*) only promise what onesided
+// does not rely on.
 // onesided's own keys; onesided_fast_path is the old spelling of
 // onesided_shared_memory, kept as an alias.
 constexpr std::string_view kOwnKeys[] = {"provider", "onesided_atomics", "onesided_nasty",
                                          "onesided_shared_memory", "onesided_fast_path"};
 
+// Unknown keys are ignored, as MPI does (another library's hints may share
+// the info), except in onesided's own namespace, where a key onesided does
+// not know is a typo that a silent ignore would hide.
 void check_key(const std::string& key) {
-  if (key.rfind("mpi_", 0) == 0) return;
+  if (key.rfind("onesided_", 0) != 0) return;
   for (auto k : kOwnKeys)
-    if (key == k) return;
-  for (auto k : kStandardKeys)
     if (key == k) return;
   std::string known;
   for (auto k : kOwnKeys) known += (known.empty() ? "" : ", ") + std::string(k);
-  for (auto k : kStandardKeys) known += ", " + std::string(k);
-  raise(ErrorCategory::Argument, "unknown window info key '" + key + "' (known: " + known + ")");
+  raise(ErrorCategory::Argument, "unknown onesided info key '" + key + "' (onesided's keys: " + known + ")");
 }
 
-bool off(const std::string& v) { return v == "off" || v == "false" || v == "0"; }
+// An on/off switch: empty (not given) is on; anything but these six is an error.
+bool on(const std::string& v, const char* name) {
+  if (v.empty() || v == "on" || v == "true" || v == "1") return true;
+  if (v == "off" || v == "false" || v == "0") return false;
+  raise(ErrorCategory::Argument, std::string(name) + " must be on, off, true, false, 1 or 0, not '" + v + "'");
+}
 
 // A setting that has a new and an old name: both may be given if they agree.
 std::string either(const Info& info, const char* key, const char* alias) {
@@ -69,8 +71,8 @@ Config Config::parse(const Info& info) {
     raise(ErrorCategory::Argument, "onesided_atomics must be auto or software, not '" + atomics + "'");
   const std::string nasty = value("onesided_nasty");
   c.nasty_seed = NastyQueue::seed_from(info.count("onesided_nasty") ? &nasty : nullptr);
-  c.shared_memory = !off(either(info, "onesided_shared_memory", "onesided_fast_path")) &&
-                    !off(env_either("ONESIDED_SHARED_MEMORY", "ONESIDED_FAST_PATH"));
+  c.shared_memory = on(either(info, "onesided_shared_memory", "onesided_fast_path"), "info onesided_shared_memory") &&
+                    on(env_either("ONESIDED_SHARED_MEMORY", "ONESIDED_FAST_PATH"), "ONESIDED_SHARED_MEMORY");
   const std::string noncontig = info.count("alloc_shared_noncontig") ? info.at("alloc_shared_noncontig") : "false";
   if (noncontig != "true" && noncontig != "false")
     raise(ErrorCategory::Argument, "alloc_shared_noncontig must be true or false, not '" + noncontig + "'");
@@ -78,7 +80,14 @@ Config Config::parse(const Info& info) {
   return c;
 }
 
-std::string Config::agreed() const { return declared.str() + "|" + ordering.str() + "|" + software_only; }
+std::string Config::agreed(Flavor flavor) const {
+  static const char* const kFlavors[] = {"?", "create", "allocate", "dynamic", "shared"};
+  std::string s = std::string("flavor=") + kFlavors[static_cast<int>(flavor)] + " provider='" + provider +
+                  "' accumulate_ops=" + declared.str() + " accumulate_ordering=" + ordering.str() +
+                  " onesided_atomics=" + (software_only.empty() ? "auto" : "software");
+  if (flavor == Flavor::Shared) s += std::string(" alloc_shared_noncontig=") + (alloc_shared_noncontig ? "true" : "false");
+  return s;
+}
 
 bool Config::wants_network() const {
   const char* env = std::getenv("FI_PROVIDER");

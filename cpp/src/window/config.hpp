@@ -27,8 +27,8 @@ struct Config {
   bool alloc_shared_noncontig = false;
 
   static Config parse(const Info& info);
-  // The settings every rank must agree on, as one comparable string.
-  std::string agreed() const;
+  // The settings every rank must give alike, as one readable string.
+  std::string agreed(Flavor flavor) const;
   // Whether this rank asks for a network provider (info or FI_PROVIDER).
   bool wants_network() const;
 };

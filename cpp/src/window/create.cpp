@@ -8,9 +8,11 @@
 #include <cstring>
 
 #include "atomics/cpu_atomics.hpp"
+#include "memory/checked.hpp"
 #include "memory/cross_memory.hpp"
 #include "paths/paths.hpp"
 #include "window/impl.hpp"
+#include "window/agreement.hpp"
 #include "window/records.hpp"
 
 namespace onesided {
@@ -34,30 +36,51 @@ SharedLockWord* lock_words(const SharedSegment& segment) {
   return reinterpret_cast<SharedLockWord*>(segment.control() + sizeof(cpu::Stripes));
 }
 
-// Collective: whether an Allocate/Allocate_shared window takes the
-// shared-memory path. Every rank decides from the same gathered data: all
-// ranks on one host, none asking for a network provider (explicitly or
-// through FI_PROVIDER), for software atomics, or to keep off shared memory.
-bool shared_memory_agreed(Bootstrap& group, const Config& config) {
+// What the first agreement of a creation tells every rank.
+struct Agreed {
+  bool same_host = true;      // every rank of the group on this host
+  bool shared_memory = true;  // ... and every rank may take the shared-memory path
+};
+
+// Collective, the first step of every creation (agreement.hpp): each rank's
+// verdict on its own arguments, the settings that must match, and its host
+// and whether it may take the shared-memory path: none asks for a network
+// provider (explicitly or through FI_PROVIDER), for software atomics, or
+// to keep off shared memory. Every rank decides from the same data.
+Agreed agree_on(Bootstrap& group, const std::optional<Error>& local, const Config& config, Flavor flavor) {
   const bool wants = !config.wants_network() && config.software_only.empty() && config.shared_memory;
-  const auto all = group.allgather(std::string(wants ? "1" : "0") + hostname());
-  for (const auto& a : all)
-    if (a[0] != '1' || a.substr(1) != all[0].substr(1)) return false;
-  return true;
+  const auto all = agree(group, local, local ? "" : config.agreed(flavor), std::string(wants ? "1" : "0") + hostname());
+  Agreed a;
+  for (const auto& x : all) {
+    a.same_host = a.same_host && x.substr(1) == all[0].substr(1);
+    a.shared_memory = a.shared_memory && x[0] == '1';
+  }
+  a.shared_memory = a.shared_memory && a.same_host;
+  return a;
 }
 
 void check_group(const std::shared_ptr<Bootstrap>& group) {
   if (!group) raise(ErrorCategory::Argument, "a window needs a group (Bootstrap)");
 }
 
+void check_disp_unit(int disp_unit) {
+  if (disp_unit <= 0) raise(ErrorCategory::Argument, "disp_unit must be positive, not " + std::to_string(disp_unit));
+}
+
+void check_size(std::size_t size) {
+  if (size > kMaxWindowBytes)
+    raise(ErrorCategory::Argument, "window size " + std::to_string(size) + " bytes exceeds the largest a process can map (" +
+                                       std::to_string(kMaxWindowBytes) + ")");
+}
+
 }  // namespace
 
+// Every argument was checked, and agreed on, by the factory that calls this.
 Window::Impl::Impl(const Config& cfg, std::shared_ptr<Bootstrap> group, Flavor flavor, void* base,
                    std::size_t size, int disp_unit, std::unique_ptr<std::byte[]> owned,
-                   std::shared_ptr<SharedSegment> shared, bool shared_memory_path)
+                   std::shared_ptr<SharedSegment> shared, bool same_host, bool shared_memory_path)
     : config(cfg), epochs(group->size()) {
-  if (disp_unit <= 0) raise(ErrorCategory::Argument, "disp_unit must be positive");
-  if (size > 0 && base == nullptr) raise(ErrorCategory::Argument, "window base is null");
+  s.same_host = same_host;
   s.group = std::move(group);
   s.rank = s.group->rank();
   s.nranks = s.group->size();
@@ -77,29 +100,12 @@ Window::Impl::Impl(const Config& cfg, std::shared_ptr<Bootstrap> group, Flavor f
 Window::Impl::~Impl() { release(); }
 
 void Window::Impl::negotiate(bool shared_memory_path) {
-  // Round 1: agree on the provider. Every rank decides from the same
-  // gathered data, so every rank decides the same way.
-  Record mine;
-  mine.str(hostname()).str(config.provider);
-  auto all = s.group->allgather(mine.bytes);
-  s.same_host = true;
-  std::string host0, req0;
-  for (int r = 0; r < s.nranks; ++r) {
-    RecordReader rd{all[r]};
-    std::string host = rd.str(), req = rd.str();
-    if (r == 0) {
-      host0 = host;
-      req0 = req;
-    }
-    s.same_host = s.same_host && host == host0;
-    if (req != req0)
-      raise(ErrorCategory::Argument, "info key 'provider' differs between ranks: rank 0 asks '" + req0 + "', rank " +
-                                         std::to_string(r) + " asks '" + req + "'");
-  }
-  std::string provider = req0;
+  // The provider: the one every rank asked for (agreed), else FI_PROVIDER,
+  // else shm on one host and tcp across hosts.
+  std::string provider = config.provider;
   if (provider.empty() && !std::getenv("FI_PROVIDER")) provider = s.same_host ? "shm" : "tcp;ofi_rxm";
 
-  // Round 2: open the endpoint and expose the memory, then exchange the
+  // Round 1: open the endpoint and expose the memory, then exchange the
   // result; a failure at any rank is raised at every rank.
   std::string status, address;
   RemoteRegion region;
@@ -117,16 +123,15 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   } catch (const Error& e) {
     status = e.what();
   }
-  mine = Record();
+  Record mine;
   mine.str(status).str(s.provider).str(address);
   mine.put(s.id).put(region.addr).put(region.key).put(static_cast<std::uint64_t>(s.size));
   mine.put(static_cast<std::int32_t>(s.disp_unit)).put(static_cast<std::int64_t>(::getpid()));
-  mine.put(reinterpret_cast<std::uint64_t>(s.base)).str(config.agreed()).str(native.bytes());
-  all = s.group->allgather(mine.bytes);
+  mine.put(reinterpret_cast<std::uint64_t>(s.base)).str(native.bytes());
+  auto all = s.group->allgather(mine.bytes);
   NativeTable everywhere = native;
   s.peers.resize(static_cast<std::size_t>(s.nranks));
   std::string failures;
-  const std::string my_hints = config.agreed();
   for (int r = 0; r < s.nranks; ++r) {
     RecordReader rd{all[r]};
     std::string st = rd.str(), prov = rd.str(), addr = rd.str();
@@ -138,7 +143,6 @@ void Window::Impl::negotiate(bool shared_memory_path) {
     p.disp_unit = rd.get<std::int32_t>();
     p.pid = rd.get<std::int64_t>();
     p.base = rd.get<std::uint64_t>();
-    const std::string hints = rd.str();
     const std::string table = rd.str();
     if (!st.empty()) {
       failures += " rank " + std::to_string(r) + ": " + st + ";";
@@ -147,9 +151,6 @@ void Window::Impl::negotiate(bool shared_memory_path) {
     if (prov != s.provider && status.empty())
       failures += " rank " + std::to_string(r) + " opened provider '" + prov + "' but rank " +
                   std::to_string(s.rank) + " opened '" + s.provider + "';";
-    if (hints != my_hints && status.empty())
-      failures += " rank " + std::to_string(r) + " asks accumulate_ops|accumulate_ordering|onesided_atomics '" +
-                  hints + "', rank " + std::to_string(s.rank) + " '" + my_hints + "';";
     if (!status.empty() || !failures.empty()) continue;
     everywhere.meet(NativeTable::from_bytes(table));
     // This rank too: native atomics on its own memory go through the
@@ -168,7 +169,7 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   // sequentially consistent, on CPU atomics.
   if (shared_memory_path) s.plan = AtomicPlan::cpu(cpu::lock_free);
 
-  // Round 3: on one host with shm (shared memory not switched off), ranks
+  // Round 2: on one host with shm (shared memory not switched off), ranks
   // may reach each other without the provider: cross-memory attach for a
   // Create window's puts and gets, doorbells, and window locks in shared
   // memory (the shared-memory path has its own), which cost atomic
@@ -237,45 +238,73 @@ void Window::Impl::release() {
 std::unique_ptr<Window> Window::create(void* base, std::size_t size, int disp_unit, const Info& info,
                                        std::shared_ptr<Bootstrap> group, Flavor flavor) {
   check_group(group);
-  const auto config = Config::parse(info);
-  return std::unique_ptr<Window>(new Window(
-      std::make_unique<Impl>(config, std::move(group), flavor, base, size, disp_unit, nullptr, nullptr, false)));
+  Config config;
+  const auto local = verdict([&] {
+    config = Config::parse(info);
+    check_disp_unit(disp_unit);
+    check_size(size);
+    if (size > 0 && base == nullptr) raise(ErrorCategory::Argument, "window memory is null but its size is " + std::to_string(size));
+  });
+  const Agreed a = agree_on(*group, local, config, flavor);
+  return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
+      config, std::move(group), flavor, base, size, disp_unit, nullptr, nullptr, a.same_host, false)));
 }
 
 std::unique_ptr<Window> Window::allocate(std::size_t size, int disp_unit, const Info& info,
                                          std::shared_ptr<Bootstrap> group) {
   check_group(group);
-  const auto config = Config::parse(info);
-  if (shared_memory_agreed(*group, config)) {
+  Config config;
+  const auto local = verdict([&] {
+    config = Config::parse(info);
+    check_disp_unit(disp_unit);
+    check_size(size);
+  });
+  const Agreed a = agree_on(*group, local, config, Flavor::Allocate);
+  if (a.shared_memory) {
     // Page-aligned segments keep every element naturally aligned.
     auto segment = SharedSegment::create(*group, size, true, control_bytes(group->size()));
     void* base = segment->base(group->rank());
     return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
-        config, std::move(group), Flavor::Allocate, base, size, disp_unit, nullptr, std::move(segment), true)));
+        config, std::move(group), Flavor::Allocate, base, size, disp_unit, nullptr, std::move(segment), true, true)));
   }
   // 64-byte alignment keeps every element naturally aligned for atomics.
-  auto memory = std::make_unique<std::byte[]>(size + 64);
+  // An allocation that fails on one rank fails every rank.
+  std::unique_ptr<std::byte[]> memory;
+  agree(*group, verdict([&] { memory = std::make_unique<std::byte[]>(checked_add(size, 64, "window size")); }), "");
   void* base = memory.get() + (64 - reinterpret_cast<std::uintptr_t>(memory.get()) % 64) % 64;
   return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
-      config, std::move(group), Flavor::Allocate, base, size, disp_unit, std::move(memory), nullptr, false)));
+      config, std::move(group), Flavor::Allocate, base, size, disp_unit, std::move(memory), nullptr, a.same_host, false)));
 }
 
 std::unique_ptr<Window> Window::allocate_shared(std::size_t size, int disp_unit, const Info& info,
                                                 std::shared_ptr<Bootstrap> group) {
   check_group(group);
-  const auto config = Config::parse(info);
-  const bool shared_memory = shared_memory_agreed(*group, config);
+  Config config;
+  const auto local = verdict([&] {
+    config = Config::parse(info);
+    check_disp_unit(disp_unit);
+    check_size(size);
+  });
+  const Agreed a = agree_on(*group, local, config, Flavor::Shared);
   auto segment = SharedSegment::create(*group, size, config.alloc_shared_noncontig, control_bytes(group->size()));
   void* base = segment->base(group->rank());
   return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
-      config, std::move(group), Flavor::Shared, base, size, disp_unit, nullptr, std::move(segment), shared_memory)));
+      config, std::move(group), Flavor::Shared, base, size, disp_unit, nullptr, std::move(segment), a.same_host,
+      a.shared_memory)));
 }
 
 std::unique_ptr<Window> Window::create_dynamic(const Info& info, std::shared_ptr<Bootstrap> group) {
   check_group(group);
-  const auto config = Config::parse(info);
-  return std::unique_ptr<Window>(new Window(
-      std::make_unique<Impl>(config, std::move(group), Flavor::Dynamic, nullptr, 0, 1, nullptr, nullptr, false)));
+  Config config;
+  const auto local = verdict([&] { config = Config::parse(info); });
+  const Agreed a = agree_on(*group, local, config, Flavor::Dynamic);
+  return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
+      config, std::move(group), Flavor::Dynamic, nullptr, 0, 1, nullptr, nullptr, a.same_host, false)));
+}
+
+void Window::fail_creation(Bootstrap& group, const Error& error) {
+  agree(group, error, "", "");
+  raise(ErrorCategory::Internal, "unreachable: the agreement raises");  // agree() raised at every rank
 }
 
 }  // namespace onesided

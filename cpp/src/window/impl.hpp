@@ -29,7 +29,7 @@ class Window::Impl final : public detail::MessageSink {
  public:
   Impl(const detail::Config& config, std::shared_ptr<Bootstrap> group, Flavor flavor, void* base,
        std::size_t size, int disp_unit, std::unique_ptr<std::byte[]> owned,
-       std::shared_ptr<detail::SharedSegment> shared, bool shared_memory_path);
+       std::shared_ptr<detail::SharedSegment> shared, bool same_host, bool shared_memory_path);
   ~Impl();
 
   // operations.cpp

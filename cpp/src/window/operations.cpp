@@ -2,6 +2,7 @@
 // is sent (a live window, a rank in the group, an open epoch, the target
 // range inside what the target exposes, an op the dtype and the window's
 // declared accumulate_ops admit); then one call on the window's path.
+#include "memory/checked.hpp"
 #include "window/impl.hpp"
 
 namespace onesided {
@@ -44,7 +45,7 @@ void Window::Impl::access(int target) {
 void Window::Impl::put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp,
                        const RequestPtr& request) {
   access(target);
-  const std::size_t bytes = count * dtype_info(dtype).size;
+  const std::size_t bytes = checked_mul(count, dtype_info(dtype).size, "count x itemsize");
   const Where w = addressing->locate(target, disp, bytes);
   if (bytes == 0) return;
   path->put(w, origin, bytes, request);
@@ -53,7 +54,7 @@ void Window::Impl::put(const void* origin, std::size_t count, Dtype dtype, int t
 void Window::Impl::get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp,
                        const RequestPtr& request) {
   access(target);
-  const std::size_t bytes = count * dtype_info(dtype).size;
+  const std::size_t bytes = checked_mul(count, dtype_info(dtype).size, "count x itemsize");
   const Where w = addressing->locate(target, disp, bytes);
   if (bytes == 0) return;
   path->get(w, result, bytes, request);
@@ -73,7 +74,7 @@ void Window::Impl::atomic(const AtomicCall& c, int target, std::int64_t disp, co
   if ((c.function == Function::Rmw || c.function == Function::Rmw2) && c.count == 0)
     raise(ErrorCategory::Argument, "Rmw/Rmw2 need count >= 1");
   access(target);
-  const Where w = addressing->locate(target, disp, c.count * dtype_info(c.dtype).size);
+  const Where w = addressing->locate(target, disp, checked_mul(c.count, dtype_info(c.dtype).size, "count x itemsize"));
   if (c.count == 0) return;
   path->accumulate(w, c, request);
 }
