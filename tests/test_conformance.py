@@ -117,7 +117,6 @@ XFAIL: dict[str, str] = {
     "get_info_get_key_and_free": INFO,
     "set_info_empty": INFO,
     "info_property_setter": INFO,
-    "info_unknown_key_ignored": INFO_KEYS,
     "name_default": NAME,
     "set_name": NAME,
     "name_property_setter": NAME,
