@@ -31,7 +31,8 @@ class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
 
     def __init__(self, win: "Window") -> None:
         self.path: str = win._path_name
-        """The window's data path: ``shared-memory``, ``cross-memory`` or ``provider``."""
+        """The window's data path: ``shared-memory``, ``cross-memory`` or
+        ``provider``; ``nasty(...)`` around it in nasty mode."""
         self.path_description: str = win._path_description
         """One line on what the data path does."""
         names = [name for name, _ in _core.dtypes()]

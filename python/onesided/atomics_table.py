@@ -34,7 +34,7 @@ def generate(providers: tuple[str, ...] = PROVIDERS) -> str:
         # shows what a program that declares nothing gets. The provider
         # path: on one host, Allocate windows would take the shared-memory
         # path instead (docs/atomics.md says when).
-        win = Window.Allocate(8, info={"provider": provider, "onesided_fast_path": "off"})
+        win = Window.Allocate(8, info={"provider": provider, "onesided_shared_memory": "off"})
         lines += [f"### {provider}", "", "| call:op | " + " | ".join(dtypes) + " |",
                   "|---|" + "---|" * len(dtypes)]
         for f, (fname, admitted) in enumerate(_core.functions()):
