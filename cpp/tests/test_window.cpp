@@ -234,3 +234,28 @@ TEST(WindowCreation, OperationSizesAreOverflowChecked) {
     return ok;
   });
 }
+
+TEST(WindowCreation, ProcNullIsANoOpTargetEverywhere) {
+  run_pair([&](int rank, std::shared_ptr<Bootstrap> boot) {
+    std::vector<std::int64_t> mem(4, 7);
+    auto win = Window::create(mem.data(), 32, 8, {}, boot);
+    std::int64_t v = 1, got = -5;
+    // No epoch is needed, nothing is touched, and a request is complete.
+    win->lock(kProcNull);
+    win->put(&v, 1, Dtype::Int64, kProcNull, 1 << 20);
+    win->get(&got, 1, Dtype::Int64, kProcNull, -3);
+    win->accumulate(&v, 1, Dtype::Int64, kProcNull, 0, Op::Sum);
+    win->fetch_and_op(&v, &got, Dtype::Int64, kProcNull, 0, Op::Sum);
+    Request req;
+    win->put(&v, 1, Dtype::Int64, kProcNull, 0, &req);
+    const bool done = req.test();
+    win->flush(kProcNull);
+    win->unlock(kProcNull);
+    win->fence();
+    win->fence(mode::kNoSucceed);
+    bool ok = done && got == -5 && mem == std::vector<std::int64_t>(4, 7);
+    (void)rank;
+    win->free();
+    return ok;
+  });
+}

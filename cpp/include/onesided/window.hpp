@@ -47,7 +47,9 @@ inline constexpr unsigned kPassiveEpochImplicit = 1u << 20;
 
 using Info = std::map<std::string, std::string>;
 
-// shared_query(kProcNull): the first rank whose segment is not empty.
+// MPI_PROC_NULL: a valid target rank of every data call and of lock,
+// unlock and flush, which then do nothing (a request is complete at once);
+// shared_query(kProcNull) gives the first rank whose segment is not empty.
 inline constexpr int kProcNull = -1;
 
 struct SharedMemory {

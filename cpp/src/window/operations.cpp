@@ -1,5 +1,6 @@
 // The data calls: every check happens here, at the edge, before anything
-// is sent (a live window, a rank in the group, an open epoch, the target
+// is sent. MPI_PROC_NULL (kProcNull) is a valid target of every call and
+// does nothing (MPI-3.1 11.3); its requests are complete at once. (a live window, a rank in the group, an open epoch, the target
 // range inside what the target exposes, an op the dtype and the window's
 // declared accumulate_ops admit); then one call on the window's path.
 #include "memory/checked.hpp"
@@ -44,6 +45,7 @@ void Window::Impl::access(int target) {
 
 void Window::Impl::put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp,
                        const RequestPtr& request) {
+  if (target == kProcNull) return s.check_live();
   access(target);
   const std::size_t bytes = checked_mul(count, dtype_info(dtype).size, "count x itemsize");
   const Where w = addressing->locate(target, disp, bytes);
@@ -53,6 +55,7 @@ void Window::Impl::put(const void* origin, std::size_t count, Dtype dtype, int t
 
 void Window::Impl::get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp,
                        const RequestPtr& request) {
+  if (target == kProcNull) return s.check_live();
   access(target);
   const std::size_t bytes = checked_mul(count, dtype_info(dtype).size, "count x itemsize");
   const Where w = addressing->locate(target, disp, bytes);
@@ -73,6 +76,7 @@ void Window::Impl::atomic(const AtomicCall& c, int target, std::int64_t disp, co
           std::string("op ") + op_name(c.op) + " needs " + std::to_string(operands) + " origin operand(s)");
   if ((c.function == Function::Rmw || c.function == Function::Rmw2) && c.count == 0)
     raise(ErrorCategory::Argument, "Rmw/Rmw2 need count >= 1");
+  if (target == kProcNull) return s.check_live();
   access(target);
   const Where w = addressing->locate(target, disp, checked_mul(c.count, dtype_info(c.dtype).size, "count x itemsize"));
   if (c.count == 0) return;

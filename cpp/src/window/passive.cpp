@@ -8,8 +8,11 @@ namespace onesided {
 
 using namespace detail;
 
+// MPI_PROC_NULL is a valid target of Lock, Unlock and the flushes, which
+// then do nothing (MPI-3.1 11.5.3).
 void Window::Impl::flush(int target) {
   s.check_live();
+  if (target == kProcNull) return;
   s.check_rank(target);
   path->flush(target);
 }
@@ -21,6 +24,7 @@ void Window::Impl::flush_all() {
 
 void Window::Impl::lock(int target, LockType type, unsigned assertion) {
   s.check_live();
+  if (target == kProcNull) return;
   s.check_rank(target);
   const bool nocheck = (assertion & mode::kNoCheck) != 0;
   {
@@ -35,6 +39,7 @@ void Window::Impl::lock(int target, LockType type, unsigned assertion) {
 
 void Window::Impl::unlock(int target) {
   s.check_live();
+  if (target == kProcNull) return;
   s.check_rank(target);
   bool nocheck, exclusive;
   {
