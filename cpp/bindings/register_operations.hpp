@@ -102,12 +102,11 @@ struct Rmw2 : Shortcut<Counts::Equal, TakesOp::Yes, Use::Read, Use::Read, Use::W
 }  // namespace shortcut
 
 inline void register_operations(py::module_& m, py::class_<Window>& cls) {
-  // The shortcut forms, and for the Python layer the number of leading
-  // arguments of each that are buffers (kept alive until completion).
+  // The shortcut forms; SHORTCUT_FORMS names them for the Python layer.
   py::list forms;
   auto add = [&]<class Operation>(const char* name, Operation) {
     def_shortcut<Operation>(cls, name);
-    forms.append(py::make_tuple(name, Operation::kArrays.size()));
+    forms.append(name);
   };
   add("put", shortcut::Put{});
   add("get", shortcut::Get{});

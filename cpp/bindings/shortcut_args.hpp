@@ -3,8 +3,8 @@
 // Python layer has once translated) are recognised here in a few C-API
 // calls. Anything else (tuples with counts, memoryviews, mpi4py datatypes)
 // makes a shortcut form return false, and the Python layer parses the call
-// in full. shortcut_form below is the one definition of every form; the
-// operations describe only their arguments and their core call
+// in full. inline_form and nogil_form below are the one definition of every
+// form; the operations describe only their arguments and their core call
 // (register_operations.hpp).
 #pragma once
 
@@ -165,36 +165,63 @@ bool recognise(const std::array<py::handle, Operation::kArity>& args, ShortcutCa
   return true;
 }
 
-// The shortcut form of `Operation` as a binding: Python calls it with the
-// operation's arguments as the user gave them and gets true once the
-// operation is issued, false when the arguments need the full path. With
-// kReleaseGil the core call runs without the GIL, since it may wait for a
-// target; the other variant is for windows whose operations complete in
-// their call, where nothing waits and the release would cost more than the
-// call.
-template <class Operation, bool kReleaseGil, std::size_t... I>
-auto shortcut_form(std::index_sequence<I...>) {
+// Keeps `arrays` referenced in keep[target] (a dict of lists, the Python
+// Window's _pending) until a completion point drops them: the core holds
+// only their pointers.
+inline void keep_until_complete(const py::dict& keep, py::handle target, const py::handle* arrays,
+                                std::size_t n) {
+  PyObject* kept = PyDict_GetItemWithError(keep.ptr(), target.ptr());
+  if (!kept) {
+    if (PyErr_Occurred()) throw py::error_already_set();
+    py::list fresh;
+    if (PyDict_SetItem(keep.ptr(), target.ptr(), fresh.ptr()) != 0) throw py::error_already_set();
+    kept = fresh.ptr();  // the dict holds it now
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (PyList_Append(kept, arrays[i].ptr()) != 0) throw py::error_already_set();
+}
+
+// The two bindings of `Operation`'s shortcut form. Python calls them with
+// the operation's arguments as the user gave them and gets true once the
+// operation is issued, false when the arguments need the full path. The
+// Python Window picks one per window at creation (no per-call branch):
+//   _<name>_shortcut_inline(win, ...): keeps the GIL and keeps nothing, for
+//     windows whose operations complete in their call, where nothing waits
+//     and a GIL release would cost more than the operation;
+//   _<name>_shortcut_nogil(keep, win, ...): releases the GIL around the
+//     core call, which may wait for a target, then keeps the arrays in
+//     `keep` (keep_until_complete), for every other window.
+template <class Operation, std::size_t... I>
+auto inline_form(std::index_sequence<I...>) {
   return [](Window& w, decltype((void)I, py::handle())... handles) {
     ShortcutCallOf<Operation> call;
     if (!recognise<Operation>({handles...}, call)) return false;
-    if constexpr (kReleaseGil) {
-      py::gil_scoped_release nogil;
-      Operation::issue(w, call);
-    } else {
-      Operation::issue(w, call);
-    }
+    Operation::issue(w, call);
     return true;
   };
 }
 
-// Binds `_<name>_shortcut_nogil` (releases the GIL around the core call)
-// and `_<name>_shortcut_inline` (keeps it); the Python Window picks one of
-// the two per window at creation.
+template <class Operation, std::size_t... I>
+auto nogil_form(std::index_sequence<I...>) {
+  return [](const py::dict& keep, Window& w, decltype((void)I, py::handle())... handles) {
+    const std::array<py::handle, sizeof...(I)> args{handles...};
+    ShortcutCallOf<Operation> call;
+    if (!recognise<Operation>(args, call)) return false;
+    {
+      py::gil_scoped_release nogil;
+      Operation::issue(w, call);
+    }
+    constexpr std::size_t n = Operation::kArrays.size();  // the target rank follows the arrays
+    keep_until_complete(keep, args[n], args.data(), n);
+    return true;
+  };
+}
+
 template <class Operation, class Class>
 void def_shortcut(Class& cls, const std::string& name) {
   constexpr auto arity = std::make_index_sequence<Operation::kArity>();
-  cls.def(("_" + name + "_shortcut_nogil").c_str(), shortcut_form<Operation, true>(arity));
-  cls.def(("_" + name + "_shortcut_inline").c_str(), shortcut_form<Operation, false>(arity));
+  cls.def(("_" + name + "_shortcut_inline").c_str(), inline_form<Operation>(arity));
+  cls.def_static(("_" + name + "_shortcut_nogil").c_str(), nogil_form<Operation>(arity));
 }
 
 }  // namespace onesided::python

@@ -35,8 +35,8 @@ def op_applies(op: int, dtype: int) -> bool: ...
 def shutdown() -> None: ...
 def _remember_op(obj: object, op: int) -> None: ...
 
-# (operation name, how many leading arguments are buffers) per shortcut form.
-SHORTCUT_FORMS: list[tuple[str, int]]
+# The operations that have shortcut forms (see Window below).
+SHORTCUT_FORMS: list[str]
 
 class Request:
     def _wait(self) -> None: ...
@@ -90,12 +90,14 @@ class Window:
         self, origin: Buffer | None, result: Buffer, count: int, dtype: int, target: int, disp: int, op: int,
         want_request: bool = False,
     ) -> Request | None: ...
-    # Also, per entry (name, buffers) of SHORTCUT_FORMS, the shortcut forms
-    # _<name>_shortcut_nogil and _<name>_shortcut_inline
-    # (cpp/bindings/shortcut_args.hpp): the user's arguments as given (the
-    # window first, then the operation's arguments); True once the
-    # operation is issued, False when the caller must parse them in full.
-    # _nogil releases the GIL around the core call, _inline keeps it.
+    # Also, per name in SHORTCUT_FORMS, the shortcut forms
+    # (cpp/bindings/shortcut_args.hpp), which take the operation's arguments
+    # as the user gave them and return True once it is issued, False when
+    # the caller must parse them in full:
+    #   _<name>_shortcut_inline(win, ...) keeps the GIL and keeps nothing;
+    #   _<name>_shortcut_nogil(keep, win, ...), a static method, releases
+    #   the GIL around the core call, then appends the array arguments to
+    #   keep[target] (a dict of lists).
     def _shared_query(self, rank: int) -> tuple[Any, int]: ...
     def _attach(self, memory: Buffer) -> None: ...
     def _detach(self, address: int) -> None: ...
