@@ -180,16 +180,6 @@ class Comm:
         self._failure: str | None = None
         self._scratch = bytearray(_SCRATCH_SIZE)
 
-    @property
-    def rank(self) -> int:
-        """This process's rank."""
-        return self._rank
-
-    @property
-    def size(self) -> int:
-        """The number of ranks in the world."""
-        return self._size
-
     def Get_rank(self) -> int:
         """Return this process's rank."""
         return self._rank
@@ -197,6 +187,13 @@ class Comm:
     def Get_size(self) -> int:
         """Return the number of ranks in the world."""
         return self._size
+
+    # mpi4py's property names for the same two values.
+    rank = property(Get_rank)
+    """This process's rank."""
+
+    size = property(Get_size)
+    """The number of ranks in the world."""
 
     def Barrier(self) -> None:
         """Return once every rank has entered this barrier."""
