@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <cstring>
@@ -259,3 +261,81 @@ TEST(WindowCreation, ProcNullIsANoOpTargetEverywhere) {
     return ok;
   });
 }
+
+// A rank that dies (SIGKILL) is noticed by a rank waiting for it on the same
+// host, whatever started them: the wait raises, naming the dead rank,
+// within seconds, and the window is then dead (later calls raise, Free
+// releases this rank's part). Not run_pair: the dying rank must not report.
+namespace {
+void survivor_sees_death(const Info& info, bool lock) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  pid_t pids[2];
+  for (int rank = 0; rank < 2; ++rank) {
+    pids[rank] = ::fork();
+    ASSERT_GE(pids[rank], 0);
+    if (pids[rank] != 0) continue;
+    ::close(fds[1 - rank]);
+    alarm(30);
+    int status = 0;
+    try {
+      auto boot = std::make_shared<PairBootstrap>(rank, fds[rank]);
+      auto win = Window::allocate(64, 8, info, boot);
+      if (rank == 1) {
+        if (lock) win->lock(0, LockType::Exclusive);
+        boot->barrier();
+        ::kill(::getpid(), SIGKILL);
+      }
+      boot->barrier();
+      const auto t0 = std::chrono::steady_clock::now();
+      std::string what;
+      try {
+        std::int64_t one = 1, got = 0;
+        if (lock) {
+          win->lock(0, LockType::Exclusive);
+        } else {
+          win->lock_all();
+          for (int i = 0; i < 1000000; ++i) {
+            win->fetch_and_op(&one, &got, Dtype::Int64, 1, 0, Op::Sum);
+            win->flush(1);
+          }
+        }
+      } catch (const Error& e) {
+        what = e.what();
+      }
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      bool later_raises = false;
+      try {
+        win->flush_all();
+      } catch (const Error&) {
+        later_raises = true;
+      }
+      try {
+        win->free();
+      } catch (const Error&) {
+      }
+      fprintf(stderr, "survivor: %.2f s: %s\n", s, what.c_str());
+      status = what.find("rank 1") != std::string::npos && what.find("died") != std::string::npos && s < 5 &&
+                       later_raises
+                   ? 0
+                   : 1;
+    } catch (const std::exception& e) {
+      fprintf(stderr, "rank %d: %s\n", rank, e.what());
+      status = 2;
+    }
+    ::_exit(status);
+  }
+  ::close(fds[0]);
+  ::close(fds[1]);
+  int wstatus = 0;
+  ::waitpid(pids[0], &wstatus, 0);  // rank 1 stays a zombie meanwhile: a dead peer all the same
+  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << "survivor wait status " << wstatus;
+  ::waitpid(pids[1], nullptr, 0);
+}
+}  // namespace
+
+TEST(RankDeath, WaiterOnALockTheDeadRankHeldRaises) { survivor_sees_death({}, true); }
+TEST(RankDeath, WaiterOnALockTheDeadRankHeldRaisesWithLockMessages) {
+  survivor_sees_death({{"onesided_shared_memory", "off"}}, true);
+}
+TEST(RankDeath, FlushToADeadTargetRaises) { survivor_sees_death({{"onesided_shared_memory", "off"}}, false); }

@@ -83,7 +83,7 @@ class MessageLock final : public WindowLock {
   }
 
   void await(std::span<std::atomic<int>> flags) {
-    s_.endpoint->progress().wait([&] {
+    s_.wait([&] {
       for (auto& f : flags)
         if (f.load(std::memory_order_acquire) == 0) return false;
       return true;

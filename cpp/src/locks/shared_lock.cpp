@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 namespace onesided::detail {
@@ -22,7 +23,7 @@ inline void cpu_relax() {
 // The ticket loads and updates are seq_cst, which the doorbell's no-lost-
 // wakeup argument needs (an unlock's completion is the "posted operation").
 template <class Ready>
-void wait_until(SharedLockWord& w, Ready ready) {
+void wait_until(SharedLockWord& w, Ready ready, const std::function<void()>& check) {
   for (int i = 0; i < 256; ++i) {
     if (ready()) return;
     cpu_relax();
@@ -32,19 +33,23 @@ void wait_until(SharedLockWord& w, Ready ready) {
     if (ready()) return;
     std::this_thread::yield();
   }
-  // The 10 ms limit is a backstop only: every unlock rings.
-  while (!ready()) Doorbell::wait(w.bell, std::chrono::milliseconds(10), ready);
+  // The 10 ms limit is a backstop only: every unlock rings. Between sleeps
+  // `check` may raise (a holder that died will never unlock).
+  while (!ready()) {
+    Doorbell::wait(w.bell, std::chrono::milliseconds(10), ready);
+    if (check && !ready()) check();
+  }
 }
 
 }  // namespace
 
-void SharedLock::lock(bool exclusive) {
+void SharedLock::lock(bool exclusive, const std::function<void()>& check) {
   std::atomic_ref<std::uint64_t> requests(word_.requests), completions(word_.completions);
   const std::uint64_t before = requests.fetch_add(exclusive ? kWriter : kReader);
   if (exclusive)
-    wait_until(word_, [&] { return completions.load() == before; });
+    wait_until(word_, [&] { return completions.load() == before; }, check);
   else
-    wait_until(word_, [&] { return (completions.load() & kWriters) == (before & kWriters); });
+    wait_until(word_, [&] { return (completions.load() & kWriters) == (before & kWriters); }, check);
 }
 
 void SharedLock::unlock(bool exclusive) {

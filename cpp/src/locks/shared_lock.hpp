@@ -13,6 +13,8 @@
 // for a lock never takes a core from the holder (ranks may outnumber cores).
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 
 #include "transport/doorbell.hpp"
@@ -34,8 +36,10 @@ class SharedLock {
  public:
   explicit SharedLock(SharedLockWord& word) : word_(word) {}
   // Blocks until granted. Acquire ordering: the previous holders' stores
-  // (released by their unlock) are visible after it.
-  void lock(bool exclusive);
+  // (released by their unlock) are visible after it. While asleep, `check`
+  // runs every 10 ms and may raise to give up (the lock is then unusable:
+  // its ticket was taken).
+  void lock(bool exclusive, const std::function<void()>& check = {});
   // Release ordering: this holder's stores are visible to the next holder.
   void unlock(bool exclusive);
   // Someone holds the lock or waits for it (a hint: it may change at once).

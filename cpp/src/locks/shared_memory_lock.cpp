@@ -30,10 +30,10 @@ class SharedMemoryLock final : public WindowLock {
   }
 
   const char* where() const override { return "shared memory (atomic instructions, no messages)"; }
-  void acquire(int target, bool exclusive) override { SharedLock(words_[target]).lock(exclusive); }
+  void acquire(int target, bool exclusive) override { SharedLock(words_[target]).lock(exclusive, check_); }
   void release(int target, bool exclusive) override { SharedLock(words_[target]).unlock(exclusive); }
   void acquire_all() override {
-    for (int r = 0; r < s_.nranks; ++r) SharedLock(words_[r]).lock(false);
+    for (int r = 0; r < s_.nranks; ++r) SharedLock(words_[r]).lock(false, check_);
   }
   void release_all() override {
     for (int r = 0; r < s_.nranks; ++r) SharedLock(words_[r]).unlock(false);
@@ -42,6 +42,8 @@ class SharedMemoryLock final : public WindowLock {
 
  private:
   WindowState& s_;
+  // A holder that died never unlocks: waiters watch the peers.
+  std::function<void()> check_ = [this] { s_.check_peers(); };
   std::shared_ptr<void> mapping_;  // keeps words_ mapped
   SharedLockWord* words_;
   bool watching_;

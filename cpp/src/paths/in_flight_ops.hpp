@@ -72,14 +72,14 @@ class InFlightOps {
 
   void flush(int target) {
     const auto cut = in_flight_.cut(target);
-    s_.endpoint->progress().wait([&] { return in_flight_.drained(target, cut); });
+    s_.wait([&] { return in_flight_.drained(target, cut); });
     raise_if_failed();
   }
 
   void flush_all() {
     std::vector<InFlight::Token> cuts(static_cast<std::size_t>(s_.nranks));
     for (int r = 0; r < s_.nranks; ++r) cuts[r] = in_flight_.cut(r);
-    s_.endpoint->progress().wait([&] {
+    s_.wait([&] {
       for (int r = 0; r < s_.nranks; ++r)
         if (!in_flight_.drained(r, cuts[r])) return false;
       return true;
@@ -125,7 +125,7 @@ class OrderKeeper {
   void wait_for_earlier(int target, const Access& a) {
     auto earlier = tracker_.before(s_.rule, target, a, [&](InFlight::Token t) { return ops_.pending(target, t); });
     if (earlier.empty()) return;
-    s_.endpoint->progress().wait([&] {
+    s_.wait([&] {
       for (auto t : earlier)
         if (ops_.pending(target, t)) return false;
       return true;

@@ -1,5 +1,7 @@
 #include "transport/doorbell.hpp"
 
+#include "memory/stale_shm.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -37,25 +39,6 @@ BellWord* map_bell(pid_t pid, bool create) {
   return p == MAP_FAILED ? nullptr : static_cast<BellWord*>(p);
 }
 
-// Bells of processes that died without removing theirs (killed ranks):
-// only this user's, only of pids that no longer exist.
-void sweep_dead_bells() {
-  DIR* dir = ::opendir("/dev/shm");
-  if (!dir) return;
-  const std::string prefix = "onesided-bell-";
-  while (const dirent* e = ::readdir(dir)) {
-    const std::string name = e->d_name;
-    if (name.rfind(prefix, 0) != 0) continue;
-    char* end = nullptr;
-    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    if (!end || *end != '\0' || pid <= 0) continue;
-    struct stat st {};
-    if (::stat(("/dev/shm/" + name).c_str(), &st) != 0 || st.st_uid != ::geteuid()) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) ::shm_unlink(("/" + name).c_str());
-  }
-  ::closedir(dir);
-}
-
 std::mutex& bells_mutex() {
   static std::mutex m;
   return m;
@@ -64,9 +47,10 @@ std::mutex& bells_mutex() {
 }  // namespace
 
 BellWord* Doorbell::own() {
-  // A bell left by a dead process with this pid is reused (and reset).
+  // A bell left by a dead process with this pid is reused (and reset);
+  // those of other dead processes are removed.
   static BellWord* bell = [] {
-    sweep_dead_bells();
+    remove_stale_shared_memory();
     BellWord* b = map_bell(::getpid(), true);
     if (b) {
       std::atomic_ref<std::uint32_t>(b->sleepers).store(0);

@@ -6,6 +6,7 @@
 
 #include "transport/doorbell.hpp"
 #include "onesided/error.hpp"
+#include "memory/stale_shm.hpp"
 #include "onesided/runtime.hpp"
 
 namespace onesided::detail {
@@ -80,4 +81,5 @@ void Endpoint::route(const std::byte* data, std::size_t len) {
 
 namespace onesided {
 void shutdown() { detail::Endpoint::shutdown_all(); }
+std::size_t remove_stale_shared_memory() { return detail::remove_stale_shared_memory(false); }
 }  // namespace onesided

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "onesided/error.hpp"
+#include "memory/stale_shm.hpp"
 #include "transport/transport.hpp"
 
 namespace onesided::detail {
@@ -111,21 +112,13 @@ class FabricTransport final : public Transport {
   }
 
   // libfabric's shm names its region /dev/shm/<pid>:<n>:... A process that
-  // was killed (SIGKILL: a test timeout, the launcher stopping a job) cannot
-  // remove its region, and a later process that gets the same pid then
-  // fails fi_enable with EBUSY. Before this process opens its first shm
-  // endpoint, every region named after its pid is such a leftover.
+  // was killed cannot remove its region, and a later process that gets the
+  // same pid then fails fi_enable with EBUSY. Before this process opens its
+  // first shm endpoint, every region named after its pid is such a
+  // leftover; those of dead processes go too (memory/stale_shm.hpp).
   static void remove_stale_shm_regions() {
     static std::once_flag once;
-    std::call_once(once, [] {
-      const std::string prefix = std::to_string(::getpid()) + ":";
-      if (DIR* dir = ::opendir("/dev/shm")) {
-        while (const dirent* e = ::readdir(dir))
-          if (std::string_view(e->d_name).starts_with(prefix))
-            ::unlink((std::string("/dev/shm/") + e->d_name).c_str());
-        ::closedir(dir);
-      }
-    });
+    std::call_once(once, [] { remove_stale_shared_memory(true); });
   }
 
   // Asks for the most we can use and settles for less: native atomics with

@@ -68,7 +68,7 @@ void Window::Impl::start(const std::vector<int>& ranks) {
 
 // Waits for `target`'s Post of this access epoch and consumes it.
 void Window::Impl::match_post(int target) {
-  s.endpoint->progress().wait([&] { return posts_[target].load(std::memory_order_acquire) > 0; });
+  s.wait([&] { return posts_[target].load(std::memory_order_acquire) > 0; });
   std::lock_guard lk(epochs.mutex);
   if (epochs.post_matched[target]) return;
   posts_[target].fetch_sub(1, std::memory_order_acq_rel);
@@ -125,7 +125,7 @@ void Window::Impl::wait() {
     epochs.state.check_wait();
     group = epochs.state.post_group();
   }
-  s.endpoint->progress().wait([&] { return completes_arrived(group); });
+  s.wait([&] { return completes_arrived(group); });
   end_exposure(group);
 }
 
@@ -144,6 +144,12 @@ bool Window::Impl::test() {
 }
 
 void Window::Impl::free() {
+  // A window whose peer died cannot complete or synchronise: Free releases
+  // this rank's part and says why it could not do more.
+  if (const int r = s.dead_rank.load(std::memory_order_acquire); r >= 0 && !s.freed) {
+    release();
+    s.raise_dead(r);
+  }
   s.check_live();
   {
     std::lock_guard lk(epochs.mutex);

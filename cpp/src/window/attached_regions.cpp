@@ -102,7 +102,7 @@ class AttachedRegions final : public Addressing {
   void refresh(int target) {
     Reply reply;
     s_.send(target, s_.header(MsgKind::Regions, target, reinterpret_cast<std::uint64_t>(&reply)));
-    s_.endpoint->progress().wait([&] { return reply.done.load(std::memory_order_acquire) != 0; });
+    s_.wait([&] { return reply.done.load(std::memory_order_acquire) != 0; });
     auto table = RegionTable::from_bytes(reply.bytes);
     std::lock_guard lk(mutex_);
     remote_[target] = std::move(table);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -69,10 +70,37 @@ struct WindowState {
 
   // Set by free() (any thread); every call checks it first.
   std::atomic<bool> freed{false};
+  // The first rank found dead while this rank waited for it (-1: none);
+  // written once by the waiting thread that found it. The window is then
+  // dead: every call raises.
+  mutable std::atomic<int> dead_rank{-1};
 
   void check_live() const {
     if (freed.load(std::memory_order_acquire)) raise(ErrorCategory::Epoch, "the window has been freed");
+    if (const int r = dead_rank.load(std::memory_order_acquire); r >= 0) raise_dead(r);
   }
+  // On one host, a peer's death is seen from its pid: raises a Transport
+  // error naming the first dead rank. Elsewhere the transport reports it.
+  void check_peers() const;
+  [[noreturn]] void raise_dead(int r) const;
+
+  // Polls progress until done() holds, watching the peers every 100 ms,
+  // so a wait for a rank that died ends in an error instead of never.
+  template <class Pred>
+  void wait(Pred&& done) const {
+    if (!same_host) return endpoint->progress().wait(done);
+    auto next = std::chrono::steady_clock::now() + kPeerCheck;
+    unsigned n = 0;
+    endpoint->progress().wait([&] {
+      if (done()) return true;
+      if (++n % 64 == 0 && std::chrono::steady_clock::now() > next) {
+        check_peers();
+        next = std::chrono::steady_clock::now() + kPeerCheck;
+      }
+      return false;
+    });
+  }
+  static constexpr std::chrono::milliseconds kPeerCheck{100};
   void check_rank(int target) const {
     if (target < 0 || target >= nranks)
       raise(ErrorCategory::Argument, "target rank " + std::to_string(target) +

@@ -1,0 +1,22 @@
+// Shared memory left behind by processes that died without cleaning up
+// (SIGKILL: a test timeout, a launcher stopping a job, a crash). Names
+// carry the owner's pid, so whoever starts next can tell leftovers apart:
+//   /dev/shm/<pid>:<n>:...          libfabric shm's endpoint regions
+//   /dev/shm/onesided-bell-<pid>    a process's doorbell
+//   /dev/shm/onesided-<pid>-<n>-<r> a window segment between creation and
+//                                   the moment every rank has mapped it
+#pragma once
+
+#include <cstddef>
+
+namespace onesided::detail {
+
+// Removes this user's entries whose pid no longer exists (and, with
+// `own_pid`, this process's own, which only a previous process with the
+// same pid can have left: call it before this process makes any). Returns
+// how many it removed. A pid of another pid namespace that shares
+// /dev/shm looks dead here: such entries are removed too, which is why
+// only this user's are considered.
+std::size_t remove_stale_shared_memory(bool own_pid = false);
+
+}  // namespace onesided::detail
