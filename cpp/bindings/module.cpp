@@ -12,6 +12,7 @@
 #include "onesided/error.hpp"
 #include "onesided/runtime.hpp"
 #include "onesided/types.hpp"
+#include "checked_args.hpp"
 #include "register_operations.hpp"
 #include "register_request.hpp"
 #include "register_sync.hpp"
@@ -25,17 +26,23 @@ py::class_<Window> register_window(py::module_& m);
 
 namespace {
 
+// Every error category and the onesided._errors class it becomes: the
+// core's, then the two the bindings add (checked_args.hpp).
+constexpr std::pair<onesided::ErrorCategory, const char*> kErrorClasses[] = {
+    {onesided::ErrorCategory::Argument, "ArgumentError"},
+    {onesided::ErrorCategory::Bounds, "BoundsError"},
+    {onesided::ErrorCategory::Epoch, "EpochError"},
+    {onesided::ErrorCategory::Unsupported, "UnsupportedError"},
+    {onesided::ErrorCategory::OpSet, "OpSetError"},
+    {onesided::ErrorCategory::Transport, "TransportError"},
+    {onesided::ErrorCategory::Internal, "InternalError"},
+    {onesided::python::kArgumentType, "ArgumentTypeError"},
+    {onesided::python::kBufferArgument, "BufferArgumentError"},
+};
+
 const char* exception_class(onesided::ErrorCategory c) {
-  using C = onesided::ErrorCategory;
-  switch (c) {
-    case C::Argument: return "ArgumentError";
-    case C::Bounds: return "BoundsError";
-    case C::Epoch: return "EpochError";
-    case C::Unsupported: return "UnsupportedError";
-    case C::OpSet: return "OpSetError";
-    case C::Transport: return "TransportError";
-    case C::Internal: return "InternalError";
-  }
+  for (const auto& [category, name] : kErrorClasses)
+    if (category == c) return name;
   return "Error";
 }
 
@@ -54,6 +61,11 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetString(cls.ptr(), e.what());
     }
   });
+
+  // Python error class name -> category code, for _fail_creation.
+  py::dict codes;
+  for (const auto& [category, name] : kErrorClasses) codes[name] = static_cast<int>(category);
+  m.attr("ERROR_CODES") = codes;
 
   // The op x dtype table, in table order: Python derives its constants and
   // dtype codes from these, never from a copy.
@@ -81,6 +93,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("op_applies", [](int op, int dtype) {
     return onesided::op_applies(static_cast<onesided::Op>(op), static_cast<onesided::Dtype>(dtype));
   });
+  // onesided.Op: the shortcut forms take an op by this exact type (a plain
+  // int is never an op).
+  m.def("_set_op_type", [](py::handle type) {
+    if (!PyType_Check(type.ptr())) throw py::type_error("not a type");
+    onesided::python::op_type() = reinterpret_cast<PyTypeObject*>(type.inc_ref().ptr());
+  });
   m.def("_remember_op", [](py::handle obj, int op) {
     if (op < 0 || op >= static_cast<int>(onesided::kNumOps)) throw py::value_error("not an op code");
     onesided::python::remember_op(obj, static_cast<onesided::Op>(op));
@@ -88,6 +106,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("shutdown", &onesided::shutdown,
         "Stops the progress threads (called at interpreter exit).",
         py::call_guard<py::gil_scoped_release>());
+  m.def("remove_stale_shared_memory", &onesided::remove_stale_shared_memory,
+        "Removes this user's /dev/shm entries left by processes that no longer exist; returns how many.");
 
   onesided::python::register_request(m);
   auto window = onesided::python::register_window(m);

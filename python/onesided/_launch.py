@@ -52,6 +52,18 @@ _REAP_SECONDS = 5.0
 """How long to wait for SIGKILLed ranks before giving up on them (D state)."""
 
 
+def _remove_stale_shared_memory() -> None:
+    """Ranks that were killed (by a signal, or by this launcher stopping the
+    job) leave libfabric's and onesided's /dev/shm entries behind: remove
+    those whose owner no longer exists. The core is imported only here, so
+    the launcher itself starts without libfabric."""
+    try:
+        from . import _core
+    except ImportError:  # a launcher without the compiled core: nothing to sweep
+        return
+    _core.remove_stale_shared_memory()
+
+
 def _exit_status(returncode: int) -> int:
     """Map a Popen returncode to a shell-style status (signal S gives 128+S)."""
     return returncode if returncode >= 0 else 128 - returncode
@@ -116,6 +128,7 @@ class _Job:
             if self._timeout is not None:
                 self._deadline = time.monotonic() + self._timeout
             self._supervise()
+        _remove_stale_shared_memory()
         return 0 if self._status is None else self._status
 
     @contextmanager
