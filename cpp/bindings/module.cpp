@@ -48,6 +48,11 @@ const char* exception_class(onesided::ErrorCategory c) {
 
 }  // namespace
 
+void onesided::python::set_python_error(const onesided::Error& e) {
+  py::object cls = py::module_::import("onesided._errors").attr(exception_class(e.category()));
+  PyErr_SetString(cls.ptr(), e.what());
+}
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "onesided's C++ core. Use the onesided package, not this module.";
 
@@ -57,8 +62,7 @@ PYBIND11_MODULE(_core, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const onesided::Error& e) {
-      py::object cls = py::module_::import("onesided._errors").attr(exception_class(e.category()));
-      PyErr_SetString(cls.ptr(), e.what());
+      onesided::python::set_python_error(e);
     }
   });
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "checked_args.hpp"
 #include "onesided/error.hpp"
 #include "onesided/types.hpp"
 
@@ -21,13 +22,13 @@ namespace py = pybind11;
 inline void* buffer_ptr(const py::handle& obj, std::size_t bytes, bool writable, const char* what) {
   if (obj.is_none()) {
     if (bytes == 0) return nullptr;
-    raise(ErrorCategory::Argument, std::string(what) + " buffer is required");
+    raise(kArgumentType, std::string(what) + " buffer is required");
   }
   Py_buffer view;
   int flags = PyBUF_ANY_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
   if (PyObject_GetBuffer(obj.ptr(), &view, flags) != 0) {
     PyErr_Clear();
-    raise(ErrorCategory::Argument,
+    raise(PyObject_CheckBuffer(obj.ptr()) ? kBufferArgument : kArgumentType,
           std::string(what) + (writable ? " must be a writable contiguous buffer"
                                         : " must be a contiguous buffer"));
   }
@@ -46,7 +47,7 @@ inline std::pair<void*, std::size_t> writable_region(py::handle memory, const ch
   Py_buffer view;
   if (PyObject_GetBuffer(memory.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) {
     PyErr_Clear();
-    raise(ErrorCategory::Argument, error);
+    raise(PyObject_CheckBuffer(memory.ptr()) ? kBufferArgument : kArgumentType, error);
   }
   std::pair<void*, std::size_t> region{view.buf, static_cast<std::size_t>(view.len)};
   PyBuffer_Release(&view);

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "onesided/window.hpp"
+#include "checked_args.hpp"
 #include "parsed_args.hpp"
 #include "shortcut_args.hpp"
 
@@ -37,12 +38,14 @@ void def_transfer(py::class_<Window>& cls, const char* name, const char* what) {
   constexpr bool kWrites = std::is_same_v<decltype(kCall), decltype(&Window::get)>;
   cls.def(
       name,
-      [what](Window& w, py::handle buffer, std::size_t count, int dtype, int target, std::int64_t disp,
-             bool want_request) {
+      guard([what](Window& w, py::handle buffer, std::size_t count, int dtype, py::handle target_arg,
+                   py::handle disp_arg, bool want_request) {
+        const int target = rank_arg(target_arg);
+        const std::int64_t disp = int64_arg(disp_arg, "target displacement");
         void* p = buffer_ptr(buffer, nbytes(count, dtype), kWrites, what);
         return issue_nogil(want_request,
                            [&](Request* req) { (w.*kCall)(p, count, to_dtype(dtype), target, disp, req); });
-      },
+      }),
       py::arg(what), py::arg("count"), py::arg("dtype"), py::arg("target"), py::arg("disp"),
       py::arg("want_request") = false);
 }
@@ -74,13 +77,13 @@ struct GetAccumulate : Shortcut<Counts::Equal, TakesOp::Yes, Use::Read, Use::Wri
     w.get_accumulate(o.ptr, r.ptr, r.count, r.dtype, c.target, c.disp, c.op);
   }
 };
-struct FetchAndOp : Shortcut<Counts::AtLeastOne, TakesOp::Yes, Use::Read, Use::Write> {
+struct FetchAndOp : Shortcut<Counts::One, TakesOp::Yes, Use::Read, Use::Write> {
   static void issue(Window& w, const auto& c) {
     const auto& [o, r] = c.arrays;
     w.fetch_and_op(o.ptr, r.ptr, r.dtype, c.target, c.disp, c.op);
   }
 };
-struct CompareAndSwap : Shortcut<Counts::AtLeastOne, TakesOp::No, Use::Read, Use::Read, Use::Write> {
+struct CompareAndSwap : Shortcut<Counts::One, TakesOp::No, Use::Read, Use::Read, Use::Write> {
   static void issue(Window& w, const auto& c) {
     const auto& [o, compare, r] = c.arrays;
     w.compare_and_swap(o.ptr, compare.ptr, r.ptr, r.dtype, c.target, c.disp);
@@ -124,20 +127,24 @@ inline void register_operations(py::module_& m, py::class_<Window>& cls) {
   def_transfer<&Window::get>(cls, "_get", "result");
   cls.def(
          "_accumulate",
-         [](Window& w, py::handle origin, std::size_t count, int dtype, int target, std::int64_t disp, int op,
-            bool want_request) {
+         guard([](Window& w, py::handle origin, std::size_t count, int dtype, py::handle target_arg,
+                  py::handle disp_arg, int op, bool want_request) {
+           const int target = rank_arg(target_arg);
+           const std::int64_t disp = int64_arg(disp_arg, "target displacement");
            const void* o = buffer_ptr(origin, nbytes(count, dtype), false, "origin");
            const Op code = to_op(op);
            return issue_nogil(want_request, [&](Request* req) {
              w.accumulate(o, count, to_dtype(dtype), target, disp, code, req);
            });
-         },
+         }),
          py::arg("origin"), py::arg("count"), py::arg("dtype"), py::arg("target"), py::arg("disp"), py::arg("op"),
          py::arg("want_request") = false)
       .def(
           "_get_accumulate",
-          [](Window& w, py::handle origin, py::handle result, std::size_t count, int dtype, int target,
-             std::int64_t disp, int op, bool want_request) {
+          guard([](Window& w, py::handle origin, py::handle result, std::size_t count, int dtype,
+                   py::handle target_arg, py::handle disp_arg, int op, bool want_request) {
+            const int target = rank_arg(target_arg);
+            const std::int64_t disp = int64_arg(disp_arg, "target displacement");
             const std::size_t n = nbytes(count, dtype);
             const void* o = op == static_cast<int>(Op::NoOp) ? nullptr : buffer_ptr(origin, n, false, "origin");
             void* r = buffer_ptr(result, n, true, "result");
@@ -145,30 +152,37 @@ inline void register_operations(py::module_& m, py::class_<Window>& cls) {
             return issue_nogil(want_request, [&](Request* req) {
               w.get_accumulate(o, r, count, to_dtype(dtype), target, disp, code, req);
             });
-          },
+          }),
           py::arg("origin"), py::arg("result"), py::arg("count"), py::arg("dtype"), py::arg("target"),
           py::arg("disp"), py::arg("op"), py::arg("want_request") = false)
       .def("_fetch_and_op",
-           [](Window& w, py::handle origin, py::handle result, int dtype, int target, std::int64_t disp, int op) {
+           guard([](Window& w, py::handle origin, py::handle result, int dtype, py::handle target_arg,
+                    py::handle disp_arg, int op) {
+             const int target = rank_arg(target_arg);
+             const std::int64_t disp = int64_arg(disp_arg, "target displacement");
              const std::size_t n = nbytes(1, dtype);
              const void* o = op == static_cast<int>(Op::NoOp) ? nullptr : buffer_ptr(origin, n, false, "origin");
              void* r = buffer_ptr(result, n, true, "result");
              const Op code = to_op(op);
              issue_nogil(false, [&](Request*) { w.fetch_and_op(o, r, to_dtype(dtype), target, disp, code); });
-           })
+           }))
       .def("_compare_and_swap",
-           [](Window& w, py::handle origin, py::handle compare, py::handle result, int dtype, int target,
-              std::int64_t disp) {
+           guard([](Window& w, py::handle origin, py::handle compare, py::handle result, int dtype,
+                    py::handle target_arg, py::handle disp_arg) {
+             const int target = rank_arg(target_arg);
+             const std::int64_t disp = int64_arg(disp_arg, "target displacement");
              const std::size_t n = nbytes(1, dtype);
              const void* o = buffer_ptr(origin, n, false, "origin");
              const void* c = buffer_ptr(compare, n, false, "compare");
              void* r = buffer_ptr(result, n, true, "result");
              issue_nogil(false, [&](Request*) { w.compare_and_swap(o, c, r, to_dtype(dtype), target, disp); });
-           })
+           }))
       .def(
           "_rmw",
-          [](Window& w, int op, py::handle origin, py::handle result, std::size_t count, int dtype, int target,
-             std::int64_t disp, unsigned assertion, bool want_request) {
+          guard([](Window& w, int op, py::handle origin, py::handle result, std::size_t count, int dtype,
+                   py::handle target_arg, py::handle disp_arg, unsigned assertion, bool want_request) {
+            const int target = rank_arg(target_arg);
+            const std::int64_t disp = int64_arg(disp_arg, "target displacement");
             const std::size_t n = nbytes(count, dtype);
             const Op code = to_op(op);
             const void* o = op_info(code).operands >= 1 ? buffer_ptr(origin, n, false, "origin") : nullptr;
@@ -177,13 +191,16 @@ inline void register_operations(py::module_& m, py::class_<Window>& cls) {
             return issue_nogil(want_request, [&](Request* req) {
               w.rmw(code, o, r, count, to_dtype(dtype), target, disp, assertion, req);
             });
-          },
+          }),
           py::arg("op"), py::arg("origin"), py::arg("result"), py::arg("count"), py::arg("dtype"),
           py::arg("target"), py::arg("disp"), py::arg("assertion"), py::arg("want_request") = false)
       .def(
           "_rmw2",
-          [](Window& w, int op, py::handle origin, py::handle origin2, py::handle result, std::size_t count,
-             int dtype, int target, std::int64_t disp, unsigned assertion, bool want_request) {
+          guard([](Window& w, int op, py::handle origin, py::handle origin2, py::handle result,
+                   std::size_t count, int dtype, py::handle target_arg, py::handle disp_arg, unsigned assertion,
+                   bool want_request) {
+            const int target = rank_arg(target_arg);
+            const std::int64_t disp = int64_arg(disp_arg, "target displacement");
             const std::size_t n = nbytes(count, dtype);
             const void* o = buffer_ptr(origin, n, false, "origin");
             const void* o2 = buffer_ptr(origin2, n, false, "origin2");
@@ -192,7 +209,7 @@ inline void register_operations(py::module_& m, py::class_<Window>& cls) {
             return issue_nogil(want_request, [&](Request* req) {
               w.rmw2(code, o, o2, r, count, to_dtype(dtype), target, disp, assertion, req);
             });
-          },
+          }),
           py::arg("op"), py::arg("origin"), py::arg("origin2"), py::arg("result"), py::arg("count"),
           py::arg("dtype"), py::arg("target"), py::arg("disp"), py::arg("assertion"),
           py::arg("want_request") = false);

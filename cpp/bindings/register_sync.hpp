@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "checked_args.hpp"
 #include "onesided/window.hpp"
 
 namespace onesided::python {
@@ -15,33 +16,47 @@ namespace py = pybind11;
 
 inline void register_sync(py::module_& m, py::class_<Window>& cls) {
   using release = py::call_guard<py::gil_scoped_release>;
-  cls.def("_fence", &Window::fence, py::arg("assertion") = 0, release())
+  // Calls that take a rank take it as it came from the user and check it
+  // (checked_args.hpp) with the GIL held, then release the GIL for the call.
+  auto on_rank = [](void (Window::*call)(int)) {
+    return guard([call](Window& w, py::handle rank) {
+      const int target = rank_arg(rank, "rank");
+      py::gil_scoped_release nogil;
+      (w.*call)(target);
+    });
+  };
+  cls.def("_fence", guard(&Window::fence), py::arg("assertion") = 0, release())
       .def(
           "_lock",
-          [](Window& w, int target, int type, unsigned assertion) {
+          guard([](Window& w, py::handle rank, int type, unsigned assertion) {
+            const int target = rank_arg(rank, "rank");
+            if (type != static_cast<int>(LockType::Exclusive) && type != static_cast<int>(LockType::Shared))
+              raise(ErrorCategory::Argument, "lock_type must be LOCK_EXCLUSIVE or LOCK_SHARED");
+            py::gil_scoped_release nogil;
             w.lock(target, static_cast<LockType>(type), assertion);
-          },
-          release())
-      .def("_unlock", &Window::unlock, release())
-      .def("_lock_all", &Window::lock_all, py::arg("assertion") = 0, release())
-      .def("_unlock_all", &Window::unlock_all, release())
-      .def("_flush", &Window::flush, release())
+          }))
+      .def("_unlock", on_rank(&Window::unlock))
+      .def("_lock_all", guard(&Window::lock_all), py::arg("assertion") = 0, release())
+      .def("_unlock_all", guard(&Window::unlock_all), release())
+      .def("_flush", on_rank(&Window::flush))
       // For windows whose operations all complete in their calls
       // (Window::completes_in_call), where Flush is a fence and never waits:
       // keeping the GIL saves its release and reacquisition (about 80 ns of
-      // a 0.25 us call, measured).
-      .def("_flush_inline", &Window::flush, py::arg("rank"))
-      .def("_flush_all", &Window::flush_all, release())
-      .def("_flush_local", &Window::flush_local, release())
-      .def("_flush_local_all", &Window::flush_local_all, release())
+      // a 0.25 us call, measured). The Python Window binds it as Flush, so
+      // it takes the user's rank as given.
+      .def("_flush_inline", guard([](Window& w, py::handle rank) { w.flush(rank_arg(rank, "rank")); }),
+           py::arg("rank"))
+      .def("_flush_all", guard(&Window::flush_all), release())
+      .def("_flush_local", on_rank(&Window::flush_local))
+      .def("_flush_local_all", guard(&Window::flush_local_all), release())
       // A memory barrier: never waits.
-      .def("_sync", &Window::sync)
-      .def("_post", &Window::post, py::arg("group"), py::arg("assertion") = 0, release())
-      .def("_start", &Window::start, py::arg("group"), py::arg("assertion") = 0, release())
-      .def("_complete", &Window::complete, release())
-      .def("_wait", &Window::wait, release())
-      .def("_test", &Window::test, release())
-      .def("_free", &Window::free, release());
+      .def("_sync", guard(&Window::sync))
+      .def("_post", guard(&Window::post), py::arg("group"), py::arg("assertion") = 0, release())
+      .def("_start", guard(&Window::start), py::arg("group"), py::arg("assertion") = 0, release())
+      .def("_complete", guard(&Window::complete), release())
+      .def("_wait", guard(&Window::wait), release())
+      .def("_test", guard(&Window::test), release())
+      .def("_free", guard(&Window::free), release());
 
   m.attr("MODE_PASSIVE_EPOCH_IMPLICIT") = mode::kPassiveEpochImplicit;
   m.attr("LOCK_EXCLUSIVE") = static_cast<int>(LockType::Exclusive);

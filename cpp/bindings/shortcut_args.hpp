@@ -12,10 +12,12 @@
 #include <pybind11/pybind11.h>
 
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
+#include "checked_args.hpp"
 #include "onesided/types.hpp"
 #include "onesided/window.hpp"
 
@@ -86,9 +88,16 @@ inline void remember_op(py::handle h, Op op) {
   ops.emplace_back(h.inc_ref().ptr(), op);
 }
 
-// onesided.Op is an IntEnum: any int subclass below the op count.
+// onesided.Op, set once at import (_core._set_op_type).
+inline PyTypeObject*& op_type() {
+  static PyTypeObject* type = nullptr;
+  return type;
+}
+
+// onesided's own Op objects (exactly that type: a plain int, a bool or an
+// IntEnum of the user's is never an op) and the foreign ops remembered.
 inline bool shortcut_op(py::handle h, Op& out) {
-  if (!PyLong_Check(h.ptr())) {
+  if (Py_TYPE(h.ptr()) != op_type()) {
     for (auto& [obj, code] : known_ops())
       if (obj == h.ptr()) {
         out = code;
@@ -112,8 +121,9 @@ enum class Use {
   ReadOrNoneForInc,  // read, or None when the op is INC (which has no operand)
 };
 // What the element counts of one call's arrays must satisfy; their dtypes
-// must always be one.
-enum class Counts { Any, Equal, AtLeastOne };
+// must always be one. One: exactly one element each (Fetch_and_op,
+// Compare_and_swap), as mpi4py requires.
+enum class Counts { Any, Equal, One };
 enum class TakesOp { No, Yes };
 
 // An operation's shortcut signature: its arrays in order, then the target
@@ -148,6 +158,9 @@ bool recognise(const std::array<py::handle, Operation::kArity>& args, ShortcutCa
   constexpr std::size_t n = Operation::kArrays.size();
   std::int64_t target = 0;
   if (!shortcut_int(args[n], target) || !shortcut_int(args[n + 1], call.disp)) return false;
+  // Never truncated: a rank the core's int cannot hold is the full path's
+  // error (not in the window's group).
+  if (target < INT_MIN || target > INT_MAX) return false;
   call.target = static_cast<int>(target);
   if constexpr (Operation::kTakesOp)
     if (!shortcut_op(args[n + 2], call.op)) return false;
@@ -157,7 +170,7 @@ bool recognise(const std::array<py::handle, Operation::kArity>& args, ShortcutCa
     if (use == Use::ReadOrNoneForInc && call.op == Op::Inc && args[i].is_none()) continue;
     ShortcutArray& a = call.arrays[i];
     if (!shortcut_array(args[i], use == Use::Write, a)) return false;
-    if (Operation::kCounts == Counts::AtLeastOne && a.count < 1) return false;
+    if (Operation::kCounts == Counts::One && a.count != 1) return false;
     if (first && (a.dtype != first->dtype || (Operation::kCounts == Counts::Equal && a.count != first->count)))
       return false;
     if (!first) first = &a;
@@ -193,20 +206,21 @@ inline void keep_until_complete(const py::dict& keep, py::handle target, const p
 //     `keep` (keep_until_complete), for every other window.
 template <class Operation, std::size_t... I>
 auto inline_form(std::index_sequence<I...>) {
-  return [](Window& w, decltype((void)I, py::handle())... handles) {
+  return [](py::handle self, decltype((void)I, py::handle())... handles) {
     ShortcutCallOf<Operation> call;
     if (!recognise<Operation>({handles...}, call)) return false;
-    Operation::issue(w, call);
+    Operation::issue(checked(self), call);
     return true;
   };
 }
 
 template <class Operation, std::size_t... I>
 auto nogil_form(std::index_sequence<I...>) {
-  return [](const py::dict& keep, Window& w, decltype((void)I, py::handle())... handles) {
+  return [](const py::dict& keep, py::handle self, decltype((void)I, py::handle())... handles) {
     const std::array<py::handle, sizeof...(I)> args{handles...};
     ShortcutCallOf<Operation> call;
     if (!recognise<Operation>(args, call)) return false;
+    Window& w = checked(self);
     {
       py::gil_scoped_release nogil;
       Operation::issue(w, call);
@@ -222,6 +236,12 @@ void def_shortcut(Class& cls, const std::string& name) {
   constexpr auto arity = std::make_index_sequence<Operation::kArity>();
   cls.def(("_" + name + "_shortcut_inline").c_str(), inline_form<Operation>(arity));
   cls.def_static(("_" + name + "_shortcut_nogil").c_str(), nogil_form<Operation>(arity));
+  // The Python Window sets _<name>_shortcut per instance at creation; on an
+  // instance that was never created this class attribute answers instead.
+  cls.def_static(("_" + name + "_shortcut").c_str(), [](py::handle self, const py::args&) -> bool {
+    checked(self);  // raises: a created window has its own _<name>_shortcut
+    return false;
+  });
 }
 
 }  // namespace onesided::python

@@ -15,6 +15,8 @@ import atexit
 from . import _core, _errors
 from ._errors import (
     ArgumentError,
+    ArgumentTypeError,
+    BufferArgumentError,
     BoundsError,
     EpochError,
     Error,

@@ -17,6 +17,21 @@ class ArgumentError(Error, ValueError):
     non-contiguous buffer, an unknown info key, an op invalid for the call."""
 
 
+class ArgumentTypeError(TypeError, ArgumentError):
+    """An argument of the wrong type: a rank, displacement, count or size that
+    is not an integer (``float``, ``str``, ``bool``), an op that is not an op
+    object, something that is not a buffer where a buffer is needed. A
+    ``TypeError`` first, as Python and mpi4py raise for these; an
+    :class:`ArgumentError` too."""
+
+
+class BufferArgumentError(BufferError, ArgumentError):
+    """A buffer onesided cannot use as the call needs: read-only where
+    onesided must write (a Get's or a fetching call's result, a Create
+    window's memory, an Attach), or not contiguous. A ``BufferError`` first,
+    as the buffer protocol and mpi4py raise; an :class:`ArgumentError` too."""
+
+
 class BoundsError(Error, IndexError):
     """A target range that does not lie inside the target's window. Checked at
     the origin before anything is sent."""
@@ -48,6 +63,8 @@ class InternalError(Error, RuntimeError):
 __all__ = [
     "Error",
     "ArgumentError",
+    "ArgumentTypeError",
+    "BufferArgumentError",
     "BoundsError",
     "EpochError",
     "UnsupportedError",

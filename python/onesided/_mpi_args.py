@@ -11,38 +11,76 @@ in :mod:`onesided._buffers` and :mod:`onesided._types`.
 
 from __future__ import annotations
 
+import operator
 import sys
 from typing import Any, Mapping
 
 import numpy as np
 
 from . import _core
-from ._errors import ArgumentError
+from ._errors import ArgumentError, ArgumentTypeError, Error
 from ._world import world
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def integer(value: Any, what: str, lo: int = INT64_MIN, hi: int = INT64_MAX) -> int:
+    """``value`` as a Python int, for a rank, displacement, count, size or
+    disp_unit: a Python int or anything with ``__index__`` (numpy integers),
+    but not a bool (a flag in the wrong place is a bug, not a 0 or a 1) and
+    never a float or str (no ``int()`` coercion). Checked against
+    ``[lo, hi]`` before anything narrows it. ArgumentTypeError (a TypeError)
+    for the type, ArgumentError (a ValueError) for the range."""
+    if type(value) is not int:
+        if isinstance(value, (bool, np.bool_)):
+            raise ArgumentTypeError(f"{what} must be an integer, not a bool ({value!r})")
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise ArgumentTypeError(f"{what} must be an integer, got {type(value).__name__} {value!r:.60}") from None
+    if not lo <= value <= hi:
+        raise ArgumentError(f"{what} must be in [{lo}, {hi}], got {value}")
+    return value
 
 _MODES = ("NOCHECK", "NOSTORE", "NOPUT", "NOPRECEDE", "NOSUCCEED")
 
 
-def assertion(value: int) -> int:
-    """Assertion bits, translating mpi4py's MPI.MODE_* when its MPI numbers
-    them differently from onesided (Open MPI does; MPICH does not)."""
-    value = int(value)
+_KNOWN_MODES = 0
+for _name in _MODES:
+    _KNOWN_MODES |= getattr(_core, "MODE_" + _name)
+_KNOWN_MODES |= _core.MODE_PASSIVE_EPOCH_IMPLICIT
+
+
+def assertion(value: Any) -> int:
+    """Assertion bits: 0 or an OR of MODE_* bits (onesided's or mpi4py's
+    MPI.MODE_*, translated when its MPI numbers them differently from
+    onesided: Open MPI does, MPICH does not). Any other bit is an error."""
+    if type(value) is int and value == 0:
+        return 0
+    value = integer(value, "assertion", 0, INT32_MAX)
     mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is None or value == 0:
-        return value
-    out = 0
-    for name in _MODES:
-        theirs, ours = int(getattr(mpi, "MODE_" + name)), getattr(_core, "MODE_" + name)
-        if theirs == ours:
-            continue
-        if value & theirs:
-            out |= ours
-            value &= ~theirs
-    return out | value
+    if mpi is not None and value:
+        out = 0
+        for name in _MODES:
+            theirs, ours = int(getattr(mpi, "MODE_" + name)), getattr(_core, "MODE_" + name)
+            if theirs == ours:
+                continue
+            if value & theirs:
+                out |= ours
+                value &= ~theirs
+        value |= out
+    if value & ~_KNOWN_MODES:
+        raise ArgumentError(
+            f"assertion {value:#x} has bits that are no MODE_* constant ({value & ~_KNOWN_MODES:#x}); use 0 or an OR "
+            "of MODE_NOCHECK, MODE_NOSTORE, MODE_NOPUT, MODE_NOPRECEDE, MODE_NOSUCCEED, MODE_PASSIVE_EPOCH_IMPLICIT"
+        )
+    return value
 
 
-def lock_type(value: int) -> int:
+def lock_type(value: Any) -> int:
     """LOCK_EXCLUSIVE or LOCK_SHARED, from onesided's or mpi4py's constant."""
+    value = integer(value, "lock_type")
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None:
         if value == mpi.LOCK_EXCLUSIVE:
@@ -51,15 +89,20 @@ def lock_type(value: int) -> int:
             return _core.LOCK_SHARED
     if value not in (_core.LOCK_EXCLUSIVE, _core.LOCK_SHARED):
         raise ArgumentError(f"lock_type must be LOCK_EXCLUSIVE or LOCK_SHARED, got {value!r}")
-    return int(value)
+    return value
 
 
-def rank(value: int) -> int:
-    """A rank, with mpi4py's MPI.PROC_NULL turned into onesided's PROC_NULL."""
+def rank(value: Any, what: str = "rank") -> int:
+    """A rank as an int in 32 bits (the core's ``int``), with mpi4py's
+    MPI.PROC_NULL turned into onesided's PROC_NULL. Whether it is in the
+    window's group is the core's check (ArgumentError naming the group size)."""
+    value = integer(value, what)
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and value == mpi.PROC_NULL:
         return _core.PROC_NULL
-    return int(value)
+    if not INT32_MIN <= value <= INT32_MAX:
+        raise ArgumentError(f"{what} {value} is not a rank of the window's group")
+    return value
 
 
 def info_dict(info: Any) -> dict[str, str]:
@@ -72,8 +115,14 @@ def info_dict(info: Any) -> dict[str, str]:
             return {}
         return {str(k): str(v) for k, v in info.items()}
     if isinstance(info, Mapping):
-        return {str(k): str(v) for k, v in info.items()}
-    raise ArgumentError(f"info must be a dict or an mpi4py MPI.Info, got {type(info).__name__}")
+        for k, v in info.items():
+            if type(k) is not str or type(v) is not str:
+                raise ArgumentTypeError(
+                    f"info keys and values must be str (as in MPI_Info), got {k!r}: {v!r:.60} "
+                    f"({type(k).__name__}: {type(v).__name__})"
+                )
+        return dict(info)
+    raise ArgumentTypeError(f"info must be a dict or an mpi4py MPI.Info, got {type(info).__name__}")
 
 
 def group_ranks(group: Any, comm: Any) -> list[int]:
@@ -91,10 +140,40 @@ def group_ranks(group: Any, comm: Any) -> list[int]:
         if any(r == mpi.UNDEFINED for r in ranks):
             raise ArgumentError("the group holds processes outside the window's communicator")
         return [int(r) for r in ranks]
+    if not isinstance(group, (list, tuple, range)):
+        raise ArgumentTypeError(
+            f"group must be a list, tuple or range of ranks or an mpi4py MPI.Group, got {type(group).__name__}"
+        )
+    # Integers in 32 bits here; membership of the window's group (and no
+    # rank twice) is the core's check.
+    return [integer(r, "group member", INT32_MIN, INT32_MAX) for r in group]
+
+
+def creation(memory: Any, disp_unit: Any, info: Any, comm: Any, flavor: int) -> tuple[Any, int, dict[str, str]]:
+    """Collective-safe checks of a window constructor's own arguments:
+    ``(memory, disp_unit, info)`` as the core takes them. ``memory`` is the
+    buffer to expose (FLAVOR_CREATE), the size in bytes (FLAVOR_ALLOCATE,
+    FLAVOR_SHARED) or None (FLAVOR_DYNAMIC); ``comm`` is a checked
+    communicator (:func:`communicator`).
+
+    Creation is collective: a rank that finds its own arguments bad must not
+    raise alone while the others wait in the core's first agreement. So a bad
+    argument here is handed to the core's ``fail_creation``, which takes part
+    in that agreement and raises the same error (class and message) at every
+    rank of ``comm``, this one included."""
     try:
-        return [int(r) for r in group]
-    except TypeError:
-        raise ArgumentError(f"group must be a list of ranks or an mpi4py MPI.Group, got {type(group).__name__}") from None
+        if flavor == _core.FLAVOR_CREATE:
+            from ._buffers import window_memory
+
+            memory = window_memory(memory)
+        elif flavor in (_core.FLAVOR_ALLOCATE, _core.FLAVOR_SHARED):
+            memory = integer(memory, "size", 0, INT64_MAX)
+        disp_unit = integer(disp_unit, "disp_unit", 1, INT32_MAX)
+        info = info_dict(info)
+    except Error as e:
+        _core._fail_creation(comm, _core.ERROR_CODES.get(type(e).__name__, 0), str(e))
+        raise  # not reached: _fail_creation raised at every rank
+    return memory, disp_unit, info
 
 
 def communicator(comm: Any) -> Any:
@@ -118,6 +197,6 @@ def Get_address(location: Any) -> int:
     try:
         view = memoryview(location)
     except TypeError:
-        raise ArgumentError(f"Get_address needs a buffer, got {type(location).__name__}") from None
+        raise ArgumentTypeError(f"Get_address needs a buffer, got {type(location).__name__}") from None
     address: int = np.asarray(view).__array_interface__["data"][0]
     return address

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from . import _mpi_args as mpi_args
-from ._buffers import Message, message, same_dtype, same_shape, target as target_displacement
+from ._buffers import Message, message, same_dtype, same_shape, single, target as target_displacement
 from ._types import OPS, RMW_OPS, op_code
 
 if TYPE_CHECKING:
@@ -61,7 +61,9 @@ def get_accumulate(win: "Window", target_rank: int, origin: Any, result: Any, ta
 
 def fetch_and_op(win: "Window", target_rank: int, origin: Any, result: Any, target_disp: int, op: Any) -> Issued:
     code, r, o = fetching(op, result, origin, NO_OP, same_dtype, "Fetch_and_op origin and result")
-    win._fetch_and_op(o.buffer, r.buffer, r.dtype, target_rank, int(target_disp), code)
+    single(r, "Fetch_and_op result")
+    single(o, "Fetch_and_op origin")
+    win._fetch_and_op(o.buffer, r.buffer, r.dtype, target_rank, target_disp, code)
     return Issued(None, (o.buffer, r.buffer))
 
 
@@ -72,14 +74,16 @@ def compare_and_swap(win: "Window", target_rank: int, origin: Any, compare: Any,
     r = message(result, writable=True, what="result")
     for m, name in ((o, "origin"), (c, "compare")):
         same_dtype(m, r, f"Compare_and_swap {name} and result")
-    win._compare_and_swap(o.buffer, c.buffer, r.buffer, r.dtype, target_rank, int(target_disp))
+    for m, name in ((o, "origin"), (c, "compare"), (r, "result")):
+        single(m, f"Compare_and_swap {name}")
+    win._compare_and_swap(o.buffer, c.buffer, r.buffer, r.dtype, target_rank, target_disp)
     return Issued(None, (o.buffer, c.buffer, r.buffer))
 
 
 def rmw(win: "Window", target_rank: int, origin: Any, result: Any, target_disp: int, op: Any, assertion: int,
         request: bool = False) -> Issued:
     code, r, o = fetching(op, result, origin, RMW_INC, same_shape, "Rmw origin and result")
-    core = win._rmw(code, o.buffer, r.buffer, r.count, r.dtype, target_rank, int(target_disp),
+    core = win._rmw(code, o.buffer, r.buffer, r.count, r.dtype, target_rank, target_disp,
                     mpi_args.assertion(assertion), request)
     return Issued(core, (r.buffer, o.buffer))
 
@@ -89,7 +93,7 @@ def rmw2(win: "Window", target_rank: int, origin: Any, origin2: Any, result: Any
     code, r, o = fetching(op, result, origin, None, same_shape, "Rmw origin and result")
     o2 = message(origin2, writable=False, what="origin2")
     same_shape(o2, r, "Rmw2 origin2 and result")
-    core = win._rmw2(code, o.buffer, o2.buffer, r.buffer, r.count, r.dtype, target_rank, int(target_disp),
+    core = win._rmw2(code, o.buffer, o2.buffer, r.buffer, r.count, r.dtype, target_rank, target_disp,
                      mpi_args.assertion(assertion), request)
     return Issued(core, (r.buffer, o.buffer, o2.buffer))
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._errors import ArgumentError, UnsupportedError
+from ._errors import ArgumentTypeError, UnsupportedError
 
 
 class Op(int):
@@ -34,6 +34,8 @@ class Op(int):
     def __reduce__(self) -> tuple[Any, ...]:
         return (Op, (int(self), self.name))
 
+
+_core._set_op_type(Op)  # the bindings' shortcut forms take ops of exactly this type
 
 OPS: dict[str, Op] = {name: Op(code, name.upper()) for code, (name, _) in enumerate(_core.ops())}
 OPERANDS: dict[int, int] = {code: n for code, (_, n) in enumerate(_core.ops())}
@@ -80,15 +82,20 @@ def _to_numpy_dtype(dtype: Any) -> np.dtype:
         from mpi4py.util import dtlib
 
         return dtlib.to_numpy_dtype(dtype)
+    if dtype is None or isinstance(dtype, (tuple, list, dict)):
+        # np.dtype would take None as float64 and tuples/lists/dicts as
+        # subarray or structured dtypes: never what an RMA call means.
+        raise ArgumentTypeError(f"not a dtype: {dtype!r:.80}")
     try:
         return np.dtype(dtype)
-    except TypeError as e:
-        raise ArgumentError(f"not a dtype: {dtype!r}") from e
+    except (TypeError, ValueError) as e:
+        raise ArgumentTypeError(f"not a dtype: {dtype!r:.80}") from e
 
 
 def op_code(op: Any) -> int:
-    """The table index of an onesided Op or an mpi4py MPI.Op."""
-    if isinstance(op, Op):
+    """The table index of an onesided Op or an mpi4py MPI.Op. Plain ints (and
+    bools, strings, ...) are refused: ``op=1`` is a bug, not PROD."""
+    if type(op) is Op:
         return int(op)
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and isinstance(op, mpi.Op):
@@ -99,4 +106,4 @@ def op_code(op: Any) -> int:
                 _core._remember_op(op, int(ours))
                 return int(ours)
         raise UnsupportedError(f"mpi4py op {op!r} has no onesided equivalent (user-defined ops are not supported)")
-    raise ArgumentError(f"not an op: {op!r} (use onesided.SUM, ... or an mpi4py MPI.Op)")
+    raise ArgumentTypeError(f"not an op: {op!r:.60} ({type(op).__name__}; use onesided.SUM, ... or an mpi4py MPI.Op)")
