@@ -41,7 +41,6 @@ import numpy as np
 
 from . import _core, _mpi_args as mpi_args, _operations as operations
 from ._atomics_report import AtomicsReport
-from ._errors import ArgumentError
 from ._mpi_args import Get_address
 from ._request import Request
 from ._types import OPS, RMW2_OPS, RMW_OPS
@@ -95,8 +94,11 @@ class Window(_core.Window):
     @classmethod
     def _make(cls, memory: Any, disp_unit: int, info: Any, comm: Any, flavor: int) -> "Window":
         comm = mpi_args.communicator(comm)
+        # Checks that fail at every rank alike, never at this one alone
+        # while the others wait in the core's first agreement.
+        memory, disp_unit, hints = mpi_args.creation(memory, disp_unit, info, comm, flavor)
         self = cls.__new__(cls)
-        _core.Window.__init__(self, memory, int(disp_unit), mpi_args.info_dict(info), comm, flavor)
+        _core.Window.__init__(self, memory, disp_unit, hints, comm, flavor)
         self._memory = memory
         self._comm = comm
         self._pending = {}
@@ -121,24 +123,14 @@ class Window(_core.Window):
         The window keeps a reference to ``memory``."""
         if memory is None:
             memory = np.empty(0, dtype=np.uint8)
-        try:
-            view = memoryview(memory)
-        except TypeError:
-            raise ArgumentError(f"memory must support the buffer protocol, got {type(memory).__name__}") from None
-        if view.readonly:
-            raise ArgumentError("memory is read-only: a window needs writable memory")
-        if not view.c_contiguous:
-            raise ArgumentError("memory must be C-contiguous")
+        # memory is checked in _make, collectively (mpi_args.creation).
         return cls._make(memory, disp_unit, info, comm, FLAVOR_CREATE)
 
     @classmethod
     def Allocate(cls, size: int, disp_unit: int = 1, info: Any = None, comm: Any = None) -> "Window":
         """Collective: allocate ``size`` zeroed bytes owned by the window and
         expose them. Reach them with :meth:`tomemory` or ``np.frombuffer(win, dtype)``."""
-        size = int(size)
-        if size < 0:
-            raise ArgumentError(f"size must be >= 0, got {size}")
-        # The core allocates: in memory every rank maps when the
+        # size is checked in _make, collectively (mpi_args.creation). The core allocates: in memory every rank maps when the
         # shared-memory path applies, else 64-byte aligned.
         return cls._make(size, disp_unit, info, comm, FLAVOR_ALLOCATE)
 
@@ -150,9 +142,6 @@ class Window(_core.Window):
         segment. Segments are contiguous in rank order unless info
         ``alloc_shared_noncontig="true"`` (then each starts on a page).
         RMA calls work on it as on any window."""
-        size = int(size)
-        if size < 0:
-            raise ArgumentError(f"size must be >= 0, got {size}")
         return cls._make(size, disp_unit, info, comm, FLAVOR_SHARED)
 
     @classmethod
