@@ -56,17 +56,11 @@ MEMORY = "tomemory()/Shared_query give a memoryview, not MPI.buffer (m[:] = 0, .
 FREE = "no free(); bool(win) stays True after Free; Win() is not a null window"
 SYNC = "mpi4py.util.sync calls win.free(), which onesided.Window lacks"
 PICKLE = "pickle.dumps(win) raises TypeError; mpi4py raises ValueError"
-BUFFER_TYPE = "buffer errors: mpi4py raises TypeError/BufferError where onesided raises ArgumentError (ValueError)"
-BYTES = "bytes origin is read as a numpy 'S' scalar (UnsupportedError) instead of raw bytes"
-COUNT_DISPL = "[buf, (count, displ), datatype] is misread: displ ignored, count wrong (silently wrong data)"
-DLPACK = "DLPack / CUDA-array-interface buffers (alone or in a list) are refused"
-SINGLE = "Fetch_and_op/Compare_and_swap accept more than one element; mpi4py raises ValueError"
 PROC_NULL = "MPI.PROC_NULL target raises instead of a no-op; None buffers refused with PROC_NULL"
 WAIT = "Request.Wait()/Win.Wait() return None; mpi4py returns True"
 WAITALL = "MPI.Request.Waitall refuses onesided.Request"
 COMM_FREED = "the window uses its communicator after creation; freeing it breaks Fence/Lock/Free"
 INFO_KEYS = "unknown info keys raise ArgumentError; MPI ignores them"
-OP_TYPE = "a non-Op op raises ArgumentError (ValueError); mpi4py raises TypeError"
 CREATE_NONE = "Create(None) exposes a non-zero base address; mpi4py gives MPI.BOTTOM (0)"
 
 XFAIL: dict[str, str] = {
@@ -132,25 +126,6 @@ XFAIL: dict[str, str] = {
     "null_window_constructor": FREE,
     "pickle_window": PICKLE,
     "create_none": CREATE_NONE,
-    # buffers
-    "create_readonly_memory": BUFFER_TYPE,
-    "get_into_bytes": BUFFER_TYPE,
-    "put_none_origin_to_rank": BUFFER_TYPE,
-    "put_str_origin": BUFFER_TYPE,
-    "accumulate_op_not_an_op": OP_TYPE,
-    "put_bytes": BYTES,
-    "put_bytes_target_disp": BYTES,
-    "put_buf_count_displ_datatype": COUNT_DISPL,
-    "get_buf_count_displ_datatype": COUNT_DISPL,
-    "accumulate_buf_count_displ_datatype": COUNT_DISPL,
-    "put_dlpack": DLPACK,
-    "put_dlpack_in_list": DLPACK,
-    "put_cuda_array_interface_in_list": DLPACK,
-    "get_dlpack": DLPACK,
-    "get_cuda_array_interface_in_list": DLPACK,
-    "fetch_and_op_dlpack": DLPACK,
-    "fetch_and_op_two_elements": SINGLE,
-    "compare_and_swap_two_elements": SINGLE,
     # MPI.PROC_NULL
     "put_proc_null": PROC_NULL,
     "put_none_proc_null": PROC_NULL,
