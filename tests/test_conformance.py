@@ -43,126 +43,14 @@ import conformance_cases  # noqa: E402  (tests/ranks, importable without MPI)
 
 sys.path.remove(str(RANKS))
 
-# -- the cases onesided does not pass yet, by cause ----------------------------------
+# -- the cases onesided does not pass, by cause --------------------------------------
 
-MEMBER = "MPI.Win member missing on onesided.Window"
-HANDLE = "MPI handle conversion missing (implement or document as not applicable)"
-ERRHANDLER = "error handlers missing (accept as no-ops or raise NotImplementedError, documented)"
-ATTR = "no Get_attr (WIN_BASE, WIN_SIZE, WIN_DISP_UNIT, WIN_CREATE_FLAVOR, WIN_MODEL, user keyvals)"
-GROUP = "no Get_group()/group returning an MPI.Group of the window's processes"
-INFO = "Get_info()/info return a dict, not MPI.Info; no Set_info or info setter"
-NAME = "no Get_name/Set_name/name"
-MEMORY = "tomemory()/Shared_query give a memoryview, not MPI.buffer (m[:] = 0, .address)"
-FREE = "no free(); bool(win) stays True after Free; Win() is not a null window"
-SYNC = "mpi4py.util.sync calls win.free(), which onesided.Window lacks"
-PICKLE = "pickle.dumps(win) raises TypeError; mpi4py raises ValueError"
-PROC_NULL = "MPI.PROC_NULL target raises instead of a no-op; None buffers refused with PROC_NULL"
-WAIT = "Request.Wait()/Win.Wait() return None; mpi4py returns True"
-WAITALL = "MPI.Request.Waitall refuses onesided.Request"
-COMM_FREED = "the window uses its communicator after creation; freeing it breaks Fence/Lock/Free"
-INFO_KEYS = "unknown info keys raise ArgumentError; MPI ignores them"
-CREATE_NONE = "Create(None) exposes a non-zero base address; mpi4py gives MPI.BOTTOM (0)"
+WAITALL = ("documented difference (docs/porting.md): MPI.Request.Waitall takes only MPI handles "
+           "(a C type check) and onesided never links MPI; onesided.Request.Waitall behaves the same")
 
 XFAIL: dict[str, str] = {
-    # the MPI.Win surface
-    "member_free": MEMBER,
-    "member_Set_info": MEMBER,
-    "member_Get_group": MEMBER,
-    "member_Get_attr": MEMBER,
-    "member_Set_attr": MEMBER,
-    "member_Delete_attr": MEMBER,
-    "member_Create_keyval": MEMBER,
-    "member_Free_keyval": MEMBER,
-    "member_Get_name": MEMBER,
-    "member_Set_name": MEMBER,
-    "member_group": MEMBER,
-    "member_name": MEMBER,
-    "member_fromhandle": HANDLE,
-    "member_toint": HANDLE,
-    "member_fromint": HANDLE,
-    "member_py2f": HANDLE,
-    "member_f2py": HANDLE,
-    "member_handle": HANDLE,
-    "member_Create_errhandler": ERRHANDLER,
-    "member_Get_errhandler": ERRHANDLER,
-    "member_Set_errhandler": ERRHANDLER,
-    "member_Call_errhandler": ERRHANDLER,
-    "members_all_public": MEMBER,
-    # attributes
-    "get_attr_create_flavor_create": ATTR,
-    "get_attr_create_flavor_allocate": ATTR,
-    "get_attr_create_flavor_shared": ATTR,
-    "get_attr_create_flavor_dynamic": ATTR,
-    "get_attr_model": ATTR,
-    "get_attr_base": ATTR,
-    "get_attr_size": ATTR,
-    "get_attr_disp_unit": ATTR,
-    "dynamic_get_attr_base_size": ATTR,
-    "user_keyval_attr": ATTR,
-    # group
-    "get_group_size_rank": GROUP,
-    "get_group_is_mpi_group": GROUP,
-    "get_group_ident_to_comm_group": GROUP,
-    "group_property": GROUP,
-    "pscw_window_group": GROUP,
-    # info, name, error handlers
-    "get_info_is_mpi_info": INFO,
-    "info_property_is_mpi_info": INFO,
-    "get_info_get_key_and_free": INFO,
-    "set_info_empty": INFO,
-    "info_property_setter": INFO,
-    "name_default": NAME,
-    "set_name": NAME,
-    "name_property_setter": NAME,
-    "set_errhandler_errors_return": ERRHANDLER,
-    # memory
-    "tomemory_fill_zero": MEMORY,
-    "tomemory_buffer_attributes": MEMORY,
-    "shared_query_fill_zero": MEMORY,
-    # lifetime
-    "Free_then_bool": FREE,
-    "free_lowercase": FREE,
-    "free_lowercase_twice": FREE,
-    "null_window_constructor": FREE,
-    "pickle_window": PICKLE,
-    "create_none": CREATE_NONE,
-    # MPI.PROC_NULL
-    "put_proc_null": PROC_NULL,
-    "put_none_proc_null": PROC_NULL,
-    "get_proc_null_leaves_buffer": PROC_NULL,
-    "get_none_proc_null": PROC_NULL,
-    "accumulate_proc_null": PROC_NULL,
-    "accumulate_none_proc_null": PROC_NULL,
-    "get_accumulate_proc_null": PROC_NULL,
-    "get_accumulate_none_proc_null": PROC_NULL,
-    "rput_none_proc_null": PROC_NULL,
-    "rget_proc_null": PROC_NULL,
-    "raccumulate_none_proc_null": PROC_NULL,
-    "rget_accumulate_none_proc_null": PROC_NULL,
-    "lock_flush_unlock_proc_null": PROC_NULL,
-    # requests and PSCW
-    "rput_wait": WAIT,
-    "rget_wait": WAIT,
-    "raccumulate_wait": WAIT,
-    "rget_accumulate_wait": WAIT,
-    "pscw_comm_group": WAIT,
+    # documented differences (docs/porting.md)
     "request_waitall_mpi": WAITALL,
-    # the communicator freed after creation
-    "comm_freed_then_fence": COMM_FREED,
-    "comm_freed_then_lock": COMM_FREED,
-    "comm_freed_then_group": COMM_FREED + "; " + GROUP,
-    # mpi4py.util.sync
-    "sync_counter_next": SYNC,
-    "sync_counter_start_step_incr": SYNC,
-    "sync_counter_root1_int64": SYNC,
-    "sync_counter_next_after_free": SYNC,
-    "sync_mutex_contended": SYNC,
-    "sync_mutex_context_manager": SYNC,
-    "sync_mutex_nonblocking": SYNC,
-    "sync_mutex_recursive": SYNC,
-    "sync_mutex_misuse": SYNC,
-    "sync_condition_notify": SYNC,
-    "sync_semaphore": SYNC,
 }
 
 # -- the job ---------------------------------------------------------------------------

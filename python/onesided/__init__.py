@@ -28,13 +28,20 @@ from ._errors import (
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
 from ._atomics_report import AtomicPath, AtomicsReport
 from ._mpi_args import Get_address
+from ._mpi_objects import Group, Info, buffer
 from ._request import Request
 from ._window import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
     FLAVOR_DYNAMIC,
     FLAVOR_SHARED,
+    KEYVAL_INVALID,
     PROC_NULL,
+    WIN_BASE,
+    WIN_CREATE_FLAVOR,
+    WIN_DISP_UNIT,
+    WIN_MODEL,
+    WIN_SIZE,
     LOCK_EXCLUSIVE,
     LOCK_SHARED,
     MODE_NOCHECK,
@@ -45,6 +52,7 @@ from ._window import (
     MODE_PASSIVE_EPOCH_IMPLICIT,
     WIN_SEPARATE,
     WIN_UNIFIED,
+    NullWindow,
     Window,
 )
 from ._spawn import LaunchError, launch
@@ -53,6 +61,9 @@ from ._world import Comm, WorldError, world
 __version__ = "0.1.0"
 
 COMM_WORLD: Comm = world()
+
+# The null window (mpi4py's MPI.WIN_NULL): Window() is this object.
+WIN_NULL: NullWindow = Window()
 
 # The MPI reduction ops, named as in mpi4py (onesided.SUM is MPI.SUM).
 SUM: Op = OPS["sum"]
@@ -96,7 +107,18 @@ __all__ = [
     "COMM_WORLD",
     "Comm",
     "Window",
+    "WIN_NULL",
+    "NullWindow",
     "Request",
+    "Info",
+    "Group",
+    "buffer",
+    "WIN_BASE",
+    "WIN_SIZE",
+    "WIN_DISP_UNIT",
+    "WIN_CREATE_FLAVOR",
+    "WIN_MODEL",
+    "KEYVAL_INVALID",
     "AtomicPath",
     "AtomicsReport",
     "MODE_PASSIVE_EPOCH_IMPLICIT",

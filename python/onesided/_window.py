@@ -29,19 +29,31 @@ Guarantees (the same for every window):
 * **Progress.** A background thread progresses passive-target operations, so
   they complete while the target computes, sleeps or holds the GIL. Blocking
   calls release the GIL; several threads may use one window.
+* **PROC_NULL.** A ``PROC_NULL`` target (onesided's or mpi4py's) makes every
+  data call, Lock, Unlock, Flush and Flush_local a no-op; its buffers may be
+  None and an R* call's request is complete at once.
+* **Lifetime.** A window over an mpi4py communicator keeps its own duplicate
+  of it (freed by Free), so the caller may free the communicator at once.
+
+The whole ``MPI.Win`` surface is here (docs/porting.md has the table): what
+only makes sense inside an MPI library (error handlers, handle conversions)
+is accepted as a documented no-op or raises NotImplementedError.
 """
 
 from __future__ import annotations
 
+import ctypes
+import itertools
+import sys
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, Callable, Iterator
 
-import numpy as np
-
 from . import _core, _mpi_args as mpi_args, _operations as operations
 from ._atomics_report import AtomicsReport
+from ._errors import ArgumentError, EpochError
 from ._mpi_args import Get_address
+from ._mpi_objects import Group, Info, buffer
 from ._request import Request
 from ._types import OPS, RMW2_OPS, RMW_OPS
 
@@ -63,17 +75,93 @@ PROC_NULL: int = _core.PROC_NULL
 WIN_UNIFIED: int = _core.WIN_UNIFIED
 WIN_SEPARATE: int = _core.WIN_SEPARATE
 
+# The predefined attribute keys of Get_attr (MPICH's numbers; mpi4py's
+# MPI.WIN_* keys are recognised too, whatever their numbers), and the value
+# Free_keyval returns.
+WIN_BASE: int = 0x66000001
+WIN_SIZE: int = 0x66000003
+WIN_DISP_UNIT: int = 0x66000005
+WIN_CREATE_FLAVOR: int = 0x66000007
+WIN_MODEL: int = 0x66000009
+KEYVAL_INVALID: int = 0x24000000
 
-class Window(_core.Window):
+_PREDEFINED = {WIN_BASE: "WIN_BASE", WIN_SIZE: "WIN_SIZE", WIN_DISP_UNIT: "WIN_DISP_UNIT",
+               WIN_CREATE_FLAVOR: "WIN_CREATE_FLAVOR", WIN_MODEL: "WIN_MODEL"}
+_FLAVOR_NAMES = {FLAVOR_CREATE: "WIN_FLAVOR_CREATE", FLAVOR_ALLOCATE: "WIN_FLAVOR_ALLOCATE",
+                 FLAVOR_SHARED: "WIN_FLAVOR_SHARED", FLAVOR_DYNAMIC: "WIN_FLAVOR_DYNAMIC"}
+_MODEL_NAMES = {WIN_UNIFIED: "WIN_UNIFIED", WIN_SEPARATE: "WIN_SEPARATE"}
+
+# User attribute keys (Create_keyval): key -> (copy_fn, delete_fn). Numbered
+# from a range no MPI uses for its predefined keys.
+_keyvals: dict[int, tuple[Any, Any]] = {}
+_next_keyval = itertools.count(0x4F530001)
+
+# Create(None): a window with no memory at address 0, as MPI.BOTTOM.
+_NO_MEMORY = (ctypes.c_char * 0).from_address(0)
+
+
+def _mpi() -> Any:
+    """mpi4py.MPI when the program imported it (never imported here)."""
+    return sys.modules.get("mpi4py.MPI")
+
+
+def _proc_null(rank: Any) -> Any:
+    """onesided's PROC_NULL for onesided's or mpi4py's PROC_NULL (Open MPI
+    numbers it differently); any other rank as it is (the core checks it)."""
+    if rank == PROC_NULL:
+        return PROC_NULL
+    mpi = _mpi()
+    return PROC_NULL if mpi is not None and rank == mpi.PROC_NULL else rank
+
+
+def _not_a_handle(what: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"{what}: onesided windows are not MPI handles (onesided never links MPI); "
+        "pass the Window object itself")
+
+
+class _WindowType(type(_core.Window)):  # type: ignore[misc]
+    """Window's metaclass: ``Window()`` is the null window and
+    ``Window(win)`` is ``win``, as ``MPI.Win()`` and ``MPI.Win(win)``."""
+
+    def __call__(cls, win: Any = None) -> Any:
+        if win is None:
+            return _NULL
+        if isinstance(win, (Window, NullWindow)):
+            return win
+        raise TypeError(f"Window(win) takes a Window, got {type(win).__name__}; "
+                        "create windows with Window.Create(...), Allocate(...), ...")
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return type.__instancecheck__(cls, obj) or (cls is Window and type(obj) is NullWindow)
+
+
+class Window(_core.Window, metaclass=_WindowType):
     """Memory that every rank of a communicator exposes for one-sided access.
 
     Create windows with :meth:`Create`, :meth:`Allocate`,
     :meth:`Allocate_shared` or :meth:`Create_dynamic` (collective calls).
     The window itself exports its local memory through the buffer protocol.
+    ``Window()`` is the null window (false, as ``MPI.WIN_NULL``).
+
+    A window created over an mpi4py communicator (or given an ``MPI.Info``)
+    answers with mpi4py's objects and numbers, so ``MPI.Win`` code runs
+    unchanged: ``Get_info``/``info`` give an ``MPI.Info``, ``Get_group``/
+    ``group`` an ``MPI.Group``, ``tomemory``/``Shared_query`` an
+    ``MPI.buffer``, ``flavor``/``model``/``Get_attr`` mpi4py's
+    ``WIN_FLAVOR_*``/``WIN_UNIFIED`` values. Over onesided's ``COMM_WORLD``
+    the same calls give :class:`onesided.Info` (a dict with MPI.Info's
+    methods), :class:`onesided.Group`, :class:`onesided.buffer` and onesided's
+    constants.
     """
 
     _memory: Any
-    _comm: Any
+    _comm: Any  # the communicator the caller passed
+    _own_comm: Any  # the window's own duplicate of it (mpi4py), or the same object
+    _mpi_module: Any  # mpi4py.MPI when the window speaks mpi4py (see the class docstring)
+    _freed: bool
+    _name: str
+    _attributes: dict[int, Any]
     _pending: dict[int, list[Any]]
     _attached: dict[int, Any]
     _holds: bool  # whether operations can outlive their call
@@ -88,25 +176,37 @@ class Window(_core.Window):
     _rmw_shortcut: Callable[..., bool]
     _rmw2_shortcut: Callable[..., bool]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("use Window.Create(...) or Window.Allocate(...)")
-
     @classmethod
     def _make(cls, memory: Any, disp_unit: int, info: Any, comm: Any, flavor: int) -> "Window":
         comm = mpi_args.communicator(comm)
-        # Checks that fail at every rank alike, never at this one alone
-        # while the others wait in the core's first agreement.
-        memory, disp_unit, hints = mpi_args.creation(memory, disp_unit, info, comm, flavor)
+        mpi = _mpi()
+        speaks_mpi = mpi is not None and (isinstance(comm, mpi.Comm) or isinstance(info, mpi.Info))
+        # An MPI window outlives the communicator it was created over: keep
+        # a duplicate (creation is collective anyway), freed by Free.
+        own = comm.Dup() if mpi is not None and isinstance(comm, mpi.Comm) else comm
         self = cls.__new__(cls)
-        _core.Window.__init__(self, memory, disp_unit, hints, comm, flavor)
+        try:
+            # Checks that fail at every rank alike (over `own`, which the
+            # other ranks' factories use), never at this one alone.
+            memory, disp_unit, hints = mpi_args.creation(memory, disp_unit, info, own, flavor)
+            _core.Window.__init__(self, memory, disp_unit, hints, own, flavor)
+        except BaseException:
+            if own is not comm:
+                own.Free()  # creation fails at every rank alike, so this is collective too
+            raise
         self._memory = memory
         self._comm = comm
+        self._own_comm = own
+        self._mpi_module = mpi if speaks_mpi else None
+        self._freed = False
+        self._name = ""
+        self._attributes = {}
         self._pending = {}
         self._attached = {}
         # Decided once: the path is fixed for the window's life.
         self._holds = not self._completes_in_call
         self._bind_shortcuts()
-        if not self._holds:
+        if not self._holds and (mpi is None or mpi.PROC_NULL == PROC_NULL):
             # Nothing is ever in flight or kept: Flush is the core's fence,
             # called straight from the instance (no Python frame, no GIL
             # release), which is most of its cost from Python.
@@ -122,7 +222,7 @@ class Window(_core.Window):
         ``comm`` (default: onesided.COMM_WORLD; any mpi4py communicator works).
         The window keeps a reference to ``memory``."""
         if memory is None:
-            memory = np.empty(0, dtype=np.uint8)
+            memory = _NO_MEMORY  # as MPI.BOTTOM: no memory, base address 0
         # memory is checked in _make, collectively (mpi_args.creation).
         return cls._make(memory, disp_unit, info, comm, FLAVOR_CREATE)
 
@@ -152,15 +252,21 @@ class Window(_core.Window):
         :class:`BoundsError` at the origin."""
         return cls._make(None, 1, info, comm, FLAVOR_DYNAMIC)
 
-    def Shared_query(self, rank: int) -> tuple[memoryview, int]:
+    def Shared_query(self, rank: int) -> tuple[Any, int]:
         """``(memory, disp_unit)`` of ``rank``'s segment of an
-        Allocate_shared window: a writable byte memoryview, valid on this
-        rank for direct loads and stores (``np.frombuffer(memory, dtype)``).
-        ``PROC_NULL`` gives the first rank with a non-empty segment. Plain
-        loads and stores are not atomic and need Sync + a barrier (or an
-        epoch) to be seen by other ranks."""
+        Allocate_shared window: writable bytes (an ``MPI.buffer``, or a
+        :class:`onesided.buffer`, see the class docstring), valid on this
+        rank for direct loads and stores (``m[:] = 0``,
+        ``np.frombuffer(memory, dtype)``). ``PROC_NULL`` gives the first rank
+        with a non-empty segment. Plain loads and stores are not atomic and
+        need Sync + a barrier (or an epoch) to be seen by other ranks."""
         array, disp_unit = self._shared_query(mpi_args.rank(rank))
-        return memoryview(array), int(disp_unit)
+        return self._buffer(array, int(array.__array_interface__["data"][0]) if array.size else 0), int(disp_unit)
+
+    def _buffer(self, memory: Any, address: int) -> Any:
+        if self._mpi_module is not None:
+            return self._mpi_module.buffer.frombuffer(memory, readonly=False)
+        return buffer.wrap(memory, self, address)
 
     def Attach(self, memory: Any) -> None:
         """Expose ``memory`` (a writable C-contiguous buffer) through this
@@ -178,10 +284,38 @@ class Window(_core.Window):
 
     def Free(self) -> None:
         """Collective: complete every pending operation, then release the
-        window. Illegal inside a Lock/Lock_all, Start or Post epoch."""
+        window (and its duplicate of the communicator); attribute delete
+        callbacks run. Illegal inside a Lock/Lock_all, Start or Post epoch;
+        a second Free raises :class:`EpochError` (``free()`` does not)."""
         self._free()
+        self._freed = True
         self._pending.clear()
         self._attached.clear()
+        if self._own_comm is not self._comm:
+            self._own_comm.Free()
+        for key in list(self._attributes):
+            self._delete_attr(key)
+
+    def free(self) -> None:
+        """Free the window unless it is already freed (mpi4py 4's ``free``,
+        which ``mpi4py.util.sync`` calls)."""
+        if not self._freed:
+            self.Free()
+
+    def __bool__(self) -> bool:
+        """False once freed (as ``MPI.Win`` after ``Free``)."""
+        return not self._freed
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    def __ne__(self, other: object) -> bool:
+        return other is not self
+
+    __hash__ = object.__hash__
+
+    def __reduce__(self) -> Any:
+        raise ArgumentError("cannot serialize 'onesided.Window' instance: a window is local to its processes")
 
     def __enter__(self) -> "Window":
         return self
@@ -191,9 +325,13 @@ class Window(_core.Window):
 
     # -- attributes ------------------------------------------------------------
 
-    def tomemory(self) -> memoryview:
-        """The local window memory as a writable byte memoryview."""
-        return memoryview(self).cast("B")
+    def tomemory(self) -> Any:
+        """The local window memory as writable bytes: an ``MPI.buffer`` on a
+        window that speaks mpi4py, else a :class:`onesided.buffer` (both take
+        ``m[:] = 0``, ``len``, ``.address``, ``.nbytes``, ``.obj``,
+        ``memoryview(m)``, ``np.frombuffer(m, dtype)``)."""
+        self._check_live("tomemory")
+        return self._buffer(self, self._address)
 
     @property
     def attrs(self) -> tuple[int, int, int]:
@@ -203,8 +341,10 @@ class Window(_core.Window):
     @property
     def flavor(self) -> int:
         """FLAVOR_CREATE (memory the user gave), FLAVOR_ALLOCATE (memory the
-        window owns), FLAVOR_SHARED (Allocate_shared) or FLAVOR_DYNAMIC."""
-        return self._flavor
+        window owns), FLAVOR_SHARED (Allocate_shared) or FLAVOR_DYNAMIC; on a
+        window that speaks mpi4py, mpi4py's ``MPI.WIN_FLAVOR_*`` value (the
+        same numbers on MPICH, not on Open MPI)."""
+        return self._translated(self._flavor, _FLAVOR_NAMES)
 
     @property
     def model(self) -> int:
@@ -212,8 +352,13 @@ class Window(_core.Window):
         windows: RMA updates land in the memory local loads read, with no
         separate public copy; they are seen once the epoch that completes
         them ends (plus Sync for loads racing with it). WIN_SEPARATE for a
-        provider onesided has not checked. See docs/semantics.md."""
-        return self._model
+        provider onesided has not checked. See docs/semantics.md. On a
+        window that speaks mpi4py, ``MPI.WIN_UNIFIED``/``MPI.WIN_SEPARATE``."""
+        return self._translated(self._model, _MODEL_NAMES)
+
+    def _translated(self, value: int, names: dict[int, str]) -> int:
+        mpi = self._mpi_module
+        return int(getattr(mpi, names[value])) if mpi is not None and value in names else value
 
     @property
     def group_rank(self) -> int:
@@ -225,9 +370,24 @@ class Window(_core.Window):
         """The number of ranks in the window's group."""
         return self._group_size
 
+    def Get_group(self) -> Any:
+        """A new group of the window's processes, the caller's to ``Free``:
+        an ``MPI.Group`` when the window is over an mpi4py communicator
+        (IDENT to that communicator's group), else a :class:`onesided.Group`.
+        Valid after the communicator itself was freed."""
+        self._check_live("Get_group")
+        if self._own_comm is not self._comm or hasattr(self._own_comm, "Get_group"):
+            return self._own_comm.Get_group()
+        return Group(range(self._group_size), self._rank)
+
+    @property
+    def group(self) -> Any:
+        """``Get_group()``."""
+        return self.Get_group()
+
     @property
     def comm(self) -> Any:
-        """The communicator the window was created over."""
+        """The communicator the window was created over (as the caller passed it)."""
         return self._comm
 
     @property
@@ -235,14 +395,177 @@ class Window(_core.Window):
         """The libfabric provider moving this window's data."""
         return self._provider
 
-    @property
-    def info(self) -> dict[str, str]:
-        """The hints in force (provider, accumulate_ordering, atomics, ...)."""
-        return self._info()
+    # -- info ------------------------------------------------------------------
 
-    def Get_info(self) -> dict[str, str]:
-        """The hints in force, as ``info`` (mpi4py's name)."""
-        return self._info()
+    @property
+    def info(self) -> Any:
+        """``Get_info()``; assigning calls ``Set_info``."""
+        return self.Get_info()
+
+    @info.setter
+    def info(self, info: Any) -> None:
+        self.Set_info(info)
+
+    def Get_info(self) -> Any:
+        """The hints in force (provider, accumulate_ordering, atomics,
+        onesided_path, ...): a new ``MPI.Info`` (the caller's to free) on a
+        window that speaks mpi4py, else a :class:`onesided.Info` (a dict
+        with MPI.Info's methods)."""
+        self._check_live("Get_info")
+        hints = self._info()
+        mpi = self._mpi_module
+        if mpi is None:
+            return Info(hints)
+        out = mpi.Info.Create()
+        for key, value in hints.items():
+            out.Set(key, value)
+        return out
+
+    def Set_info(self, info: Any) -> None:
+        """Accepted (a dict, ``MPI.Info``, ``MPI.INFO_NULL`` or None) and
+        ignored: a window's hints are fixed at creation, which MPI allows
+        (an implementation may ignore hints; ``Get_info`` says what is in force)."""
+        self._check_live("Set_info")
+        mpi_args.info_dict(info)
+
+    # -- name ------------------------------------------------------------------
+
+    def Get_name(self) -> str:
+        """The name given with ``Set_name`` ("" until then)."""
+        return self._name
+
+    def Set_name(self, name: str) -> None:
+        """Name the window (local, for the user's own messages)."""
+        self._name = str(name)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @name.setter
+    def name(self, name: str) -> None:
+        self.Set_name(name)
+
+    # -- attribute caching (Get_attr and keyvals) ------------------------------
+
+    def Get_attr(self, keyval: int) -> Any:
+        """The predefined attributes ``WIN_BASE`` (base address; 0 on a
+        dynamic window), ``WIN_SIZE``, ``WIN_DISP_UNIT``,
+        ``WIN_CREATE_FLAVOR`` and ``WIN_MODEL`` (mpi4py's ``MPI.WIN_*`` keys or
+        onesided's), or a user attribute set with ``Set_attr`` (None if unset)."""
+        self._check_live("Get_attr")
+        if keyval in self._attributes:
+            return self._attributes[keyval]
+        if keyval in _keyvals:
+            return None
+        name = self._predefined(keyval)
+        if name is None:
+            raise ArgumentError(f"Get_attr: {keyval!r} is not an attribute key (Create_keyval makes one)")
+        return {"WIN_BASE": lambda: self._address, "WIN_SIZE": lambda: self._size,
+                "WIN_DISP_UNIT": lambda: self._disp_unit, "WIN_CREATE_FLAVOR": lambda: self.flavor,
+                "WIN_MODEL": lambda: self.model}[name]()
+
+    def Set_attr(self, keyval: int, attrval: Any) -> None:
+        """Store ``attrval`` under a key from ``Create_keyval`` (replacing,
+        and calling the key's delete_fn on, any earlier value)."""
+        self._check_live("Set_attr")
+        self._user_key(keyval, "Set_attr")
+        if keyval in self._attributes:
+            self._delete_attr(keyval)
+        self._attributes[keyval] = attrval
+
+    def Delete_attr(self, keyval: int) -> None:
+        """Remove the attribute (calling the key's delete_fn)."""
+        self._check_live("Delete_attr")
+        self._user_key(keyval, "Delete_attr")
+        if keyval not in self._attributes:
+            raise ArgumentError(f"Delete_attr: no attribute under key {keyval}")
+        self._delete_attr(keyval)
+
+    @classmethod
+    def Create_keyval(cls, copy_fn: Any = None, delete_fn: Any = None, nopython: bool = False) -> int:
+        """A new attribute key. ``delete_fn(win, keyval, value)`` runs when a
+        value is deleted, replaced or its window freed; ``copy_fn`` is never
+        called (windows are not duplicated)."""
+        key = next(_next_keyval)
+        _keyvals[key] = (copy_fn, delete_fn)
+        return key
+
+    @classmethod
+    def Free_keyval(cls, keyval: int) -> int:
+        """Forget the key (values already set stay until deleted); returns
+        ``KEYVAL_INVALID`` (mpi4py's when it is imported)."""
+        if _keyvals.pop(keyval, None) is None:
+            raise ArgumentError(f"Free_keyval: {keyval!r} is not a key from Create_keyval")
+        mpi = _mpi()
+        return int(mpi.KEYVAL_INVALID) if mpi is not None else KEYVAL_INVALID
+
+    def _predefined(self, keyval: Any) -> str | None:
+        mpi = _mpi()
+        if mpi is not None:
+            for name in _PREDEFINED.values():
+                if keyval == getattr(mpi, name):
+                    return name
+        return _PREDEFINED.get(keyval)
+
+    @staticmethod
+    def _user_key(keyval: Any, what: str) -> None:
+        if keyval not in _keyvals:
+            raise ArgumentError(f"{what}: {keyval!r} is not a key from Create_keyval")
+
+    def _delete_attr(self, keyval: int) -> None:
+        value = self._attributes.pop(keyval)
+        delete_fn = _keyvals.get(keyval, (None, None))[1]
+        if delete_fn is not None:
+            delete_fn(self, keyval, value)
+
+    def _check_live(self, what: str) -> None:
+        if self._freed:
+            raise EpochError(f"{what}: the window has been freed")
+
+    # -- error handlers and MPI handles (not applicable) -------------------------
+
+    @classmethod
+    def Create_errhandler(cls, errhandler_fn: Any) -> Any:
+        """Not applicable: onesided reports every error as a Python exception."""
+        raise NotImplementedError("Create_errhandler: onesided raises exceptions, it has no error handlers")
+
+    def Get_errhandler(self) -> Any:
+        """``MPI.ERRORS_RETURN`` (None without mpi4py): errors are raised as
+        exceptions, which is what mpi4py's default handler gives."""
+        mpi = _mpi()
+        return mpi.ERRORS_RETURN if mpi is not None else None
+
+    def Set_errhandler(self, errhandler: Any) -> None:
+        """Accepted and ignored: every error is raised as an exception, as
+        with ``MPI.ERRORS_RETURN`` (mpi4py's default); onesided never aborts
+        the job, even under ``MPI.ERRORS_ARE_FATAL``."""
+
+    def Call_errhandler(self, errorcode: int) -> None:
+        """Not applicable: onesided has no MPI error codes."""
+        raise NotImplementedError("Call_errhandler: onesided raises exceptions, it has no error handlers")
+
+    @classmethod
+    def fromhandle(cls, handle: int) -> "Window":
+        raise _not_a_handle("Window.fromhandle")
+
+    @classmethod
+    def fromint(cls, arg: int) -> "Window":
+        raise _not_a_handle("Window.fromint")
+
+    @classmethod
+    def f2py(cls, arg: int) -> "Window":
+        raise _not_a_handle("Window.f2py")
+
+    def toint(self) -> int:
+        raise _not_a_handle("Window.toint")
+
+    def py2f(self) -> int:
+        raise _not_a_handle("Window.py2f")
+
+    @property
+    def handle(self) -> int:
+        raise _not_a_handle("Window.handle")
 
     @property
     def atomics(self) -> AtomicsReport:
@@ -287,10 +610,17 @@ class Window(_core.Window):
             setattr(self, f"_{name}_shortcut", form)
 
     def _issue(self, full: Callable[..., operations.Issued], target_rank: int, *args: Any) -> None:
-        # The full path of an operation the shortcut did not take.
+        # The full path of an operation the shortcut did not take. A
+        # PROC_NULL target (onesided's or mpi4py's) is a no-op whatever the
+        # buffers, None included, as in MPI.
+        if _proc_null(target_rank) == PROC_NULL:
+            return
         self._keep(target_rank, *full(self, target_rank, *args).buffers)
 
     def _issue_request(self, full: Callable[..., operations.Issued], target_rank: int, *args: Any) -> Request:
+        if _proc_null(target_rank) == PROC_NULL:
+            self._check_live("a request-based operation")
+            return Request()  # complete at once
         issued = full(self, target_rank, *args, request=True)
         return Request(issued.core, issued.buffers)
 
@@ -407,10 +737,11 @@ class Window(_core.Window):
         """Begin a passive-target epoch at ``rank``; returns once the lock is
         held (exclusive: no other origin holds it; shared: no exclusive holder).
         With MODE_NOCHECK no lock is taken: you promise no conflicting one."""
-        self._lock(rank, mpi_args.lock_type(lock_type), mpi_args.assertion(assertion))
+        self._lock(_proc_null(rank), mpi_args.lock_type(lock_type), mpi_args.assertion(assertion))
 
     def Unlock(self, rank: int) -> None:
         """Complete every operation to ``rank`` (at the target too), then release the lock."""
+        rank = rank if type(rank) is int and rank >= 0 else _proc_null(rank)
         self._unlock(rank)
         self._pending.pop(rank, None)
 
@@ -425,7 +756,9 @@ class Window(_core.Window):
 
     def Flush(self, rank: int) -> None:
         """Complete every operation to ``rank``, at origin and target: after it
-        returns, other processes that synchronise with this one see the effects."""
+        returns, other processes that synchronise with this one see the effects.
+        PROC_NULL: nothing to do."""
+        rank = rank if type(rank) is int and rank >= 0 else _proc_null(rank)
         self._flush(rank)
         self._pending.pop(rank, None)
 
@@ -438,6 +771,7 @@ class Window(_core.Window):
     def Flush_local(self, rank: int) -> None:
         """Complete operations to ``rank`` locally (buffers reusable). onesided
         completes them remotely too, which is stronger."""
+        rank = rank if type(rank) is int and rank >= 0 else _proc_null(rank)
         self._flush_local(rank)
         self._pending.pop(rank, None)
 
@@ -457,13 +791,17 @@ class Window(_core.Window):
         """Open an exposure epoch for the origins in ``group`` (a list of
         ranks or an mpi4py MPI.Group). Does not block. Local stores made
         before Post are visible to their RMA."""
-        self._post(mpi_args.group_ranks(group, self._comm), mpi_args.assertion(assertion))
+        self._post(self._group_ranks(group), mpi_args.assertion(assertion))
 
     def Start(self, group: Any, assertion: int = 0) -> None:
         """Open an access epoch to the targets in ``group``. Does not block:
         an operation to a target waits until that target has posted, so
         Start may precede the matching Post anywhere."""
-        self._start(mpi_args.group_ranks(group, self._comm), mpi_args.assertion(assertion))
+        self._start(self._group_ranks(group), mpi_args.assertion(assertion))
+
+    def _group_ranks(self, group: Any) -> list[int]:
+        # onesided.Group (from Get_group) iterates over its window ranks.
+        return mpi_args.group_ranks(list(group) if isinstance(group, Group) else group, self._own_comm)
 
     def Complete(self) -> None:
         """End the access epoch: every operation issued in it is complete at
@@ -471,10 +809,11 @@ class Window(_core.Window):
         self._complete()
         self._pending.clear()
 
-    def Wait(self) -> None:
-        """End the exposure epoch: returns once every origin of the Post
+    def Wait(self) -> bool:
+        """End the exposure epoch: returns True once every origin of the Post
         group has called Complete; their updates are then visible locally."""
         self._wait()
+        return True
 
     def Test(self) -> bool:
         """Wait without blocking: True (and the exposure epoch ends) once
@@ -503,3 +842,43 @@ class Window(_core.Window):
         finally:
             self.Unlock_all()
 
+
+
+class NullWindow:
+    """The null window, ``Window()`` (mpi4py's ``MPI.WIN_NULL``): false in a
+    boolean context, equal to every null window (and to ``MPI.WIN_NULL``),
+    ``free()`` does nothing, and anything else raises :class:`EpochError`.
+    ``isinstance(Window(), Window)`` is True."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, NullWindow):
+            return True
+        mpi = _mpi()
+        return mpi is not None and isinstance(other, mpi.Win) and other == mpi.WIN_NULL
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = object.__hash__
+
+    def __reduce__(self) -> Any:
+        raise ArgumentError("cannot serialize 'onesided.Window' instance")
+
+    def free(self) -> None:
+        """Nothing to free."""
+
+    def __repr__(self) -> str:
+        return "<onesided.Window null>"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or not hasattr(Window, name):
+            raise AttributeError(name)
+        raise EpochError(f"{name}: the window is the null window (Window())")
+
+
+_NULL = object.__new__(NullWindow)
