@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "memory/cross_process.hpp"
 #include "atomics/cpu_atomics.hpp"
 #include "paths/paths.hpp"
 
@@ -51,10 +52,11 @@ class SharedMemoryPath final : public DataPath {
     std::byte* t = segment_.base(w.target) + w.at;
     cpu::apply(c.op, c.dtype, t, segment_.offset_of(t), c.origin, c.origin2, c.result, c.count, stripes_);
   }
-  // Puts are plain stores: a seq_cst fence orders them before the flag,
-  // lock word or barrier through which the target learns of them.
-  void flush(int) override { std::atomic_thread_fence(std::memory_order_seq_cst); }
-  void flush_all() override { std::atomic_thread_fence(std::memory_order_seq_cst); }
+  // Puts are plain stores into memory other processes map: they must be
+  // ordered before the lock word, message or barrier through which the
+  // target learns of them (memory/cross_process.hpp).
+  void flush(int) override { cross_process_fence(); }
+  void flush_all() override { cross_process_fence(); }
   void expect_incoming(int) override {}  // nothing arrives through progress
 
  private:

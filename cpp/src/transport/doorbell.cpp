@@ -1,3 +1,4 @@
+#include "memory/cross_process.hpp"
 #include "transport/doorbell.hpp"
 
 #include "memory/stale_shm.hpp"
@@ -94,7 +95,7 @@ void Doorbell::wait(BellWord& bell, std::chrono::microseconds limit, const std::
 }
 
 void Doorbell::ring(BellWord& bell) {
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // the posted operation before the check
+  cross_process_fence();  // the posted operation (in another process's view) before the check
   if (std::atomic_ref<std::uint32_t>(bell.sleepers).load() == 0) return;
   std::atomic_ref<std::uint32_t>(bell.rings).fetch_add(1);
   ::syscall(SYS_futex, &bell.rings, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);

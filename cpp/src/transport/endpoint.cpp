@@ -51,11 +51,16 @@ Endpoint::~Endpoint() {
   progress_.reset();  // join the thread before the transport goes
 }
 
-std::uint32_t Endpoint::attach(MessageSink* sink) {
+std::uint32_t Endpoint::reserve() {
   std::unique_lock lk(sinks_mutex_);
   const std::uint32_t id = next_id_++;
-  sinks_.emplace(id, sink);
+  sinks_.emplace(id, nullptr);
   return id;
+}
+
+void Endpoint::publish(std::uint32_t id, MessageSink* sink) {
+  std::unique_lock lk(sinks_mutex_);
+  sinks_[id] = sink;
 }
 
 void Endpoint::detach(std::uint32_t id) {
@@ -73,7 +78,9 @@ void Endpoint::route(const std::byte* data, std::size_t len) {
   // A message for a freed window can only come from an erroneous program
   // (Free is collective and completes everything first); dropping it is the
   // safe answer, since the memory it names is gone.
-  if (it == sinks_.end()) return;
+  // Unpublished: nobody may send to it yet (peers wait for its creation's
+  // last barrier), so this too can only come from an erroneous peer.
+  if (it == sinks_.end() || !it->second) return;
   it->second->on_message(h, data + sizeof h, len - sizeof h);
 }
 

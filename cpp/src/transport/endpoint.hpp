@@ -37,7 +37,13 @@ class Endpoint {
   Transport& transport() { return *transport_; }
   ProgressEngine& progress() { return *progress_; }
 
-  std::uint32_t attach(MessageSink* sink);
+  // A window takes an id first (its peers need it to address messages),
+  // and publishes itself as that id's sink once every object that serves
+  // messages exists, before the barrier after which peers may send: the
+  // publication, under sinks_mutex_, is what orders the progress thread's
+  // reads of the window after its construction.
+  std::uint32_t reserve();
+  void publish(std::uint32_t id, MessageSink* sink);
   void detach(std::uint32_t id);
 
  private:

@@ -36,7 +36,14 @@ void ProgressEngine::stop() {
 
 std::size_t ProgressEngine::poll() {
   try {
-    return transport_.progress();
+    const std::size_t n = transport_.progress();
+    // What this poll wrote (data the provider placed, which raises no event
+    // at the target; software atomics applied; flags set) is published to
+    // threads that observe() later. A store, not a read-modify-write: only
+    // one thread progresses at a time (the transport's try-lock), and
+    // another core reads the line only at its synchronisation calls.
+    delivered_.store(delivered_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    return n;
   } catch (const Error& e) {
     std::lock_guard lk(failure_mutex_);
     if (!failed_) failure_ = e.what();

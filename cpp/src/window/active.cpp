@@ -3,6 +3,7 @@
 // into posts_ and completes_); Start never blocks: an operation to a
 // target waits for that target's Post, so Start-before-Post rings cannot
 // deadlock.
+#include "memory/cross_process.hpp"
 #include "window/impl.hpp"
 
 namespace onesided {
@@ -19,10 +20,14 @@ void Window::Impl::fence(unsigned assertion) {
     epochs.state.on_fence(assertion);
   }
   flush_all();
-  s.group->barrier();
   // Local stores before the fence and RMA updates completed by it are
-  // visible on the other side of it.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // visible on the other side of it: other processes' stores through the
+  // bootstrap's barrier (a collective of syscalls or MPI, a full barrier),
+  // what this process's progress delivered through observe().
+  cross_process_fence();
+  s.group->barrier();
+  cross_process_fence();
+  s.observe();
   addressing->epoch_started();
 }
 
@@ -43,8 +48,9 @@ void Window::Impl::post(const std::vector<int>& ranks) {
     std::lock_guard lk(epochs.mutex);
     epochs.state.on_post(mask);
   }
-  // Local stores before Post are visible to the origins' RMA after it.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Local stores before Post are visible to the origins' RMA after it:
+  // the origins learn of Post by a message through libfabric.
+  cross_process_fence();
   path->expect_incoming(+1);
   for (int o = 0; o < s.nranks; ++o) {
     if (!mask[o]) continue;
@@ -111,8 +117,10 @@ void Window::Impl::end_exposure(const std::vector<bool>& group) {
   for (int o = 0; o < s.nranks; ++o)
     if (group[o]) completes_[o].fetch_sub(1, std::memory_order_acq_rel);
   path->expect_incoming(-1);
-  // The origins' updates are visible to local loads after Wait.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // The origins' updates are visible to local loads after Wait: theirs
+  // (memory other processes store to) and what progress delivered here.
+  cross_process_fence();
+  s.observe();
   std::lock_guard lk(epochs.mutex);
   epochs.state.on_wait_done();
 }
@@ -168,6 +176,11 @@ void Window::complete() { impl_->complete(); }
 void Window::wait() { impl_->wait(); }
 bool Window::test() { return impl_->test(); }
 void Window::free() { impl_->free(); }
-void Window::sync() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+// MPI_Win_sync: the window's public and private copies agree (one copy
+// here: the unified model), so only memory order remains to be given.
+void Window::sync() {
+  detail::cross_process_fence();
+  impl_->s.observe();
+}
 
 }  // namespace onesided

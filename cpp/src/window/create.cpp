@@ -117,7 +117,7 @@ void Window::Impl::negotiate(bool shared_memory_path) {
       region = s.region->remote();
     }
     address = s.endpoint->transport().address();
-    s.id = s.endpoint->attach(this);
+    s.id = s.endpoint->reserve();
     s.provider = s.endpoint->transport().provider();
     native = NativeTable::probe(s.endpoint->transport());
   } catch (const Error& e) {
@@ -221,7 +221,8 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   }
   if (!window_lock) window_lock = message_lock(s, *path);
   // No rank passes this point before every rank has its peer table and
-  // the objects that serve incoming messages: only then may any send.
+  // the objects that serve incoming messages, published: only then may any send.
+  s.endpoint->publish(s.id, this);
   s.group->barrier();
 }
 

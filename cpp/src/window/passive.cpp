@@ -15,11 +15,13 @@ void Window::Impl::flush(int target) {
   if (target == kProcNull) return;
   s.check_rank(target);
   path->flush(target);
+  s.observe();
 }
 
 void Window::Impl::flush_all() {
   s.check_live();
   path->flush_all();
+  s.observe();
 }
 
 void Window::Impl::lock(int target, LockType type, unsigned assertion) {
@@ -35,6 +37,7 @@ void Window::Impl::lock(int target, LockType type, unsigned assertion) {
   }
   addressing->epoch_started();
   if (!nocheck) window_lock->acquire(target, type == LockType::Exclusive);
+  s.observe();
 }
 
 void Window::Impl::unlock(int target) {
@@ -50,6 +53,7 @@ void Window::Impl::unlock(int target) {
   }
   flush(target);
   if (!nocheck) window_lock->release(target, exclusive);
+  s.observe();
 }
 
 void Window::Impl::lock_all(unsigned assertion) {
@@ -62,6 +66,7 @@ void Window::Impl::lock_all(unsigned assertion) {
   }
   addressing->epoch_started();
   if (!nocheck) window_lock->acquire_all();
+  s.observe();
 }
 
 void Window::Impl::unlock_all() {
@@ -74,6 +79,7 @@ void Window::Impl::unlock_all() {
   }
   flush_all();
   if (!nocheck) window_lock->release_all();
+  s.observe();
 }
 
 void Window::lock(int target, LockType type, unsigned assertion) { impl_->lock(target, type, assertion); }

@@ -79,6 +79,9 @@ struct WindowState {
     if (freed.load(std::memory_order_acquire)) raise(ErrorCategory::Epoch, "the window has been freed");
     if (const int r = dead_rank.load(std::memory_order_acquire); r >= 0) raise_dead(r);
   }
+  // This thread sees what this process's progress delivered (synchronisation
+  // calls end with it; see ProgressEngine::observe).
+  void observe() const { endpoint->progress().observe(); }
   // On one host, a peer's death is seen from its pid: raises a Transport
   // error naming the first dead rank. Elsewhere the transport reports it.
   void check_peers() const;
