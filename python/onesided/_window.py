@@ -876,9 +876,17 @@ class NullWindow:
         return "<onesided.Window null>"
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or not hasattr(Window, name):
+        member = getattr(Window, name, None) if not name.startswith("__") else None
+        if member is None:
             raise AttributeError(name)
-        raise EpochError(f"{name}: the window is the null window (Window())")
+        message = f"{name}: the window is the null window (Window())"
+        if isinstance(member, property):
+            raise EpochError(message)
+
+        def null_call(*args: Any, **kwargs: Any) -> Any:
+            raise EpochError(message)
+
+        return null_call
 
 
 _NULL = object.__new__(NullWindow)
