@@ -42,7 +42,7 @@ $(STAMPS)/venv: $(STAMPS)/system pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" cmake ninja numpy \
-		pytest pytest-timeout nbclient nbformat ipykernel mkdocs "mkdocstrings[python]" matplotlib
+		pytest pytest-timeout hypothesis nbclient nbformat ipykernel mkdocs "mkdocstrings[python]" matplotlib
 	$(PY) -c "import mpi4py.MPI" 2>/dev/null || \
 		MPICC=$(MPICH_MPICC) $(PY) -m pip install -q --no-binary=mpi4py "mpi4py>=4.0"
 	@mkdir -p $(STAMPS) && touch $@
