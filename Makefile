@@ -22,13 +22,14 @@ SOURCES := $(shell find cpp python -type f -not -name '*.pyc') CMakeLists.txt py
 MPICH_MPIEXEC = $(or $(firstword $(shell command -v mpiexec.mpich mpiexec)),mpiexec.mpich)
 MPICH_MPICC = $(or $(firstword $(shell command -v mpicc.mpich mpicc)),mpicc.mpich)
 
-.PHONY: demo test setup build cpp-test cpp-example py-test bench bench-openmpi clean
+.PHONY: demo test setup build cpp-test cpp-example py-test bench bench-openmpi clean \
+	sanitize cpp-asan cpp-tsan py-asan
 
 demo: build
 	$(PY) -m onesided run -n 4 examples/histogram.py
 	timeout 600 $(MPICH_MPIEXEC) -n 2 $(PY) -m onesided.bench --quick
 
-test: cpp-test cpp-example py-test
+test: cpp-test cpp-asan cpp-example py-test
 
 setup: $(STAMPS)/venv
 
@@ -57,6 +58,38 @@ cpp-test: $(STAMPS)/venv
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(CPP_BUILD) -G Ninja -DONESIDED_BUILD_TESTS=ON >/dev/null
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(CPP_BUILD)
 	cd $(CPP_BUILD) && PATH=$(abspath $(VENV))/bin:$$PATH ctest --output-on-failure --timeout 180
+
+# Sanitizers. `make test` runs the C++ tests under ASan+UBSan (cpp-asan);
+# `make sanitize` adds the TSan run of the C++ tests and the Python suite
+# against a core built with ASan+UBSan (LD_PRELOADed into every rank).
+SAN_FLAGS := -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ASAN := -fsanitize=address,undefined $(SAN_FLAGS)
+define san_ctest
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(1) -G Ninja -DONESIDED_BUILD_TESTS=ON \
+		-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="$(2)" >/dev/null
+	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build $(1)
+	cd $(1) && PATH=$(abspath $(VENV))/bin:$$PATH $(3) ctest --output-on-failure --timeout 400
+endef
+
+cpp-asan: $(STAMPS)/venv
+	$(call san_ctest,build/asan,$(ASAN),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1)
+
+cpp-tsan: $(STAMPS)/venv
+	$(call san_ctest,build/tsan,-fsanitize=thread $(SAN_FLAGS),TSAN_OPTIONS=halt_on_error=1)
+
+# The Python suite on an ASan+UBSan core: the package is built into
+# build/asan-site and put first on every rank's path. Python itself is not
+# instrumented, so leak reports (the interpreter's) are off.
+ASAN_SITE := build/asan-site
+py-asan: $(STAMPS)/venv
+	rm -rf $(ASAN_SITE)
+	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) -m pip install -q --no-build-isolation --no-deps --target $(ASAN_SITE) \
+		-Cbuild-dir=build/asan-py -Ccmake.build-type=Debug -Ccmake.define.CMAKE_CXX_FLAGS="$(ASAN)" .
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+		ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 PYTHONPATH=$(abspath $(ASAN_SITE)) \
+		$(PY) -m pytest -q -p no:cacheprovider tests --deselect tests/test_bench.py --deselect tests/test_notebooks.py
+
+sanitize: cpp-asan cpp-tsan py-asan
 
 # The core as C++ users get it: installed under $(CPP_PREFIX), then the
 # example in examples/cpp configured against it with find_package(onesided).
