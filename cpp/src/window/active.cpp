@@ -125,26 +125,22 @@ void Window::Impl::end_exposure(const std::vector<bool>& group) {
   epochs.state.on_wait_done();
 }
 
-void Window::Impl::wait() {
+// Wait and Test: the origins of the open exposure epoch (raises without one).
+std::vector<bool> Window::Impl::exposure_group() {
   s.check_live();
-  std::vector<bool> group;
-  {
-    std::lock_guard lk(epochs.mutex);
-    epochs.state.check_wait();
-    group = epochs.state.post_group();
-  }
+  std::lock_guard lk(epochs.mutex);
+  epochs.state.check_wait();
+  return epochs.state.post_group();
+}
+
+void Window::Impl::wait() {
+  const auto group = exposure_group();
   s.wait([&] { return completes_arrived(group); });
   end_exposure(group);
 }
 
 bool Window::Impl::test() {
-  s.check_live();
-  std::vector<bool> group;
-  {
-    std::lock_guard lk(epochs.mutex);
-    epochs.state.check_wait();
-    group = epochs.state.post_group();
-  }
+  const auto group = exposure_group();
   if (!completes_arrived(group)) s.endpoint->progress().poll();
   if (!completes_arrived(group)) return false;
   end_exposure(group);

@@ -67,6 +67,22 @@ void check_disp_unit(int disp_unit) {
   if (disp_unit <= 0) raise(ErrorCategory::Argument, "disp_unit must be positive, not " + std::to_string(disp_unit));
 }
 
+void check_size(std::size_t size);
+
+// The first step of Allocate and Allocate_shared: this rank's verdict on
+// its info, disp_unit and size, then the agreement.
+std::pair<Config, Agreed> agree_sized(Bootstrap& group, const Info& info, int disp_unit, std::size_t size,
+                                      Flavor flavor) {
+  Config config;
+  const auto local = verdict([&] {
+    config = Config::parse(info);
+    check_disp_unit(disp_unit);
+    check_size(size);
+  });
+  const Agreed a = agree_on(group, local, config, flavor);
+  return {config, a};
+}
+
 void check_size(std::size_t size) {
   if (size > kMaxWindowBytes)
     raise(ErrorCategory::Argument, "window size " + std::to_string(size) + " bytes exceeds the largest a process can map (" +
@@ -254,13 +270,7 @@ std::unique_ptr<Window> Window::create(void* base, std::size_t size, int disp_un
 std::unique_ptr<Window> Window::allocate(std::size_t size, int disp_unit, const Info& info,
                                          std::shared_ptr<Bootstrap> group) {
   check_group(group);
-  Config config;
-  const auto local = verdict([&] {
-    config = Config::parse(info);
-    check_disp_unit(disp_unit);
-    check_size(size);
-  });
-  const Agreed a = agree_on(*group, local, config, Flavor::Allocate);
+  const auto [config, a] = agree_sized(*group, info, disp_unit, size, Flavor::Allocate);
   if (a.shared_memory) {
     // Page-aligned segments keep every element naturally aligned.
     auto segment = SharedSegment::create(*group, size, true, control_bytes(group->size()));
@@ -280,13 +290,7 @@ std::unique_ptr<Window> Window::allocate(std::size_t size, int disp_unit, const 
 std::unique_ptr<Window> Window::allocate_shared(std::size_t size, int disp_unit, const Info& info,
                                                 std::shared_ptr<Bootstrap> group) {
   check_group(group);
-  Config config;
-  const auto local = verdict([&] {
-    config = Config::parse(info);
-    check_disp_unit(disp_unit);
-    check_size(size);
-  });
-  const Agreed a = agree_on(*group, local, config, Flavor::Shared);
+  const auto [config, a] = agree_sized(*group, info, disp_unit, size, Flavor::Shared);
   auto segment = SharedSegment::create(*group, size, config.alloc_shared_noncontig, control_bytes(group->size()));
   void* base = segment->base(group->rank());
   return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(

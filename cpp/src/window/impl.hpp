@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "locks/window_lock.hpp"
@@ -80,11 +82,15 @@ class Window::Impl final : public detail::MessageSink {
   void negotiate(bool shared_memory_path);
   void release();  // local teardown, safe to call twice
 
-  // operations.cpp: the epoch checks of an access to `target`.
+  // operations.cpp: the epoch checks of an access to `target`, and the
+  // checked place of a put or get.
   void access(int target);
+  std::optional<std::pair<detail::Where, std::size_t>> place(std::size_t count, Dtype dtype, int target,
+                                                             std::int64_t disp);
   // active.cpp
   std::vector<bool> group_mask(const std::vector<int>& ranks) const;
   void match_post(int target);
+  std::vector<bool> exposure_group();
   bool completes_arrived(const std::vector<bool>& group) const;
   void end_exposure(const std::vector<bool>& group);
 

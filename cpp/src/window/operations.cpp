@@ -3,6 +3,9 @@
 // does nothing (MPI-3.1 11.3); its requests are complete at once. (a live window, a rank in the group, an open epoch, the target
 // range inside what the target exposes, an op the dtype and the window's
 // declared accumulate_ops admit); then one call on the window's path.
+#include <optional>
+#include <utility>
+
 #include "memory/checked.hpp"
 #include "window/impl.hpp"
 
@@ -43,24 +46,29 @@ void Window::Impl::access(int target) {
   if (await_post) match_post(target);
 }
 
-void Window::Impl::put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp,
-                       const RequestPtr& request) {
-  if (target == kProcNull) return s.check_live();
+// The checked place of a put or get, with its size in bytes; nullopt when
+// there is nothing to move (PROC_NULL, or no bytes).
+std::optional<std::pair<Where, std::size_t>> Window::Impl::place(std::size_t count, Dtype dtype, int target,
+                                                                 std::int64_t disp) {
+  if (target == kProcNull) {
+    s.check_live();
+    return std::nullopt;
+  }
   access(target);
   const std::size_t bytes = checked_mul(count, dtype_info(dtype).size, "count x itemsize");
   const Where w = addressing->locate(target, disp, bytes);
-  if (bytes == 0) return;
-  path->put(w, origin, bytes, request);
+  if (bytes == 0) return std::nullopt;
+  return std::pair{w, bytes};
+}
+
+void Window::Impl::put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp,
+                       const RequestPtr& request) {
+  if (const auto p = place(count, dtype, target, disp)) path->put(p->first, origin, p->second, request);
 }
 
 void Window::Impl::get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp,
                        const RequestPtr& request) {
-  if (target == kProcNull) return s.check_live();
-  access(target);
-  const std::size_t bytes = checked_mul(count, dtype_info(dtype).size, "count x itemsize");
-  const Where w = addressing->locate(target, disp, bytes);
-  if (bytes == 0) return;
-  path->get(w, result, bytes, request);
+  if (const auto p = place(count, dtype, target, disp)) path->get(p->first, result, p->second, request);
 }
 
 void Window::Impl::atomic(const AtomicCall& c, int target, std::int64_t disp, const RequestPtr& request) {
