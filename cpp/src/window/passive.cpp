@@ -51,7 +51,14 @@ void Window::Impl::unlock(int target) {
     nocheck = epochs.nocheck[target];
     exclusive = epochs.exclusive[target];
   }
-  flush(target);
+  // A failed operation (raised by the flush) still ends the epoch: the
+  // lock is released, so the window stays usable and nobody waits for it.
+  try {
+    flush(target);
+  } catch (...) {
+    if (!nocheck) window_lock->release(target, exclusive);
+    throw;
+  }
   if (!nocheck) window_lock->release(target, exclusive);
   s.observe();
 }
@@ -77,7 +84,12 @@ void Window::Impl::unlock_all() {
     epochs.state.on_unlock_all();
     nocheck = epochs.lock_all_nocheck;
   }
-  flush_all();
+  try {
+    flush_all();
+  } catch (...) {
+    if (!nocheck) window_lock->release_all();
+    throw;
+  }
   if (!nocheck) window_lock->release_all();
   s.observe();
 }
