@@ -86,16 +86,6 @@ py::class_<Window> register_window(py::module_& m) {
           }),
           py::arg("memory"), py::arg("disp_unit"), py::arg("info"), py::arg("comm"), py::arg("flavor"),
           py::keep_alive<1, 2>())
-      // Called only when ordinary lookup fails: on a never-created
-      // instance that is every attribute the Python Window sets at creation
-      // (its shortcut forms, its communicator, ...), so any method raises
-      // the never-created error instead of an AttributeError.
-      .def("__getattr__",
-           [](py::handle self, py::str name) -> py::object {
-             checked(self);
-             throw py::attribute_error("'" + type_name(self) + "' object has no attribute '" +
-                                       name.cast<std::string>() + "'");
-           })
       .def_property_readonly("_address",
                              guard([](const Window& w) { return reinterpret_cast<std::uintptr_t>(w.base()); }))
       .def_property_readonly("_size", guard(&Window::size))
