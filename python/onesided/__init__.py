@@ -30,7 +30,9 @@ from ._atomics_report import AtomicPath, AtomicsReport
 from ._mpi_args import Get_address
 from ._mpi_objects import Group, Info, buffer
 from ._request import Request
-from ._window import (
+from ._null_window import NullWindow
+from ._window import Window
+from ._window_constants import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
     FLAVOR_DYNAMIC,
@@ -52,8 +54,6 @@ from ._window import (
     MODE_PASSIVE_EPOCH_IMPLICIT,
     WIN_SEPARATE,
     WIN_UNIFIED,
-    NullWindow,
-    Window,
 )
 from ._spawn import LaunchError, launch
 from ._world import Comm, WorldError, world

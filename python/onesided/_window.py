@@ -38,86 +38,41 @@ Guarantees (the same for every window):
 The whole ``MPI.Win`` surface is here (docs/porting.md has the table): what
 only makes sense inside an MPI library (error handlers, handle conversions)
 is accepted as a documented no-op or raises NotImplementedError.
+
+This module is the class and what it does with data: creation, Free and the
+RMA calls. The synchronisation calls are in ``_window_sync.py``, the
+members of ``MPI.Win`` that are not RMA in ``_window_surface.py``, the
+constants in ``_window_constants.py`` and the null window in
+``_null_window.py``.
 """
 
 from __future__ import annotations
 
 import ctypes
-import itertools
-import sys
-from contextlib import contextmanager
 from functools import partial
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from . import _core, _mpi_args as mpi_args, _operations as operations
-from ._atomics_report import AtomicsReport
-from ._errors import ArgumentError, EpochError
 from ._mpi_args import Get_address
-from ._mpi_objects import Group, Info, buffer
+from ._null_window import _NULL, NullWindow
 from ._request import Request
 from ._types import OPS, RMW2_OPS, RMW_OPS
+from ._window_constants import (
+    FLAVOR_ALLOCATE,
+    FLAVOR_CREATE,
+    FLAVOR_DYNAMIC,
+    FLAVOR_SHARED,
+    PROC_NULL,
+    _mpi,
+    _proc_null,
+)
+from ._window_surface import WindowSurface
+from ._window_sync import WindowSync
 
 SUM = OPS["sum"]
 
-LOCK_EXCLUSIVE: int = _core.LOCK_EXCLUSIVE
-LOCK_SHARED: int = _core.LOCK_SHARED
-MODE_NOCHECK: int = _core.MODE_NOCHECK
-MODE_NOSTORE: int = _core.MODE_NOSTORE
-MODE_NOPUT: int = _core.MODE_NOPUT
-MODE_NOPRECEDE: int = _core.MODE_NOPRECEDE
-MODE_NOSUCCEED: int = _core.MODE_NOSUCCEED
-MODE_PASSIVE_EPOCH_IMPLICIT: int = _core.MODE_PASSIVE_EPOCH_IMPLICIT
-FLAVOR_CREATE: int = _core.FLAVOR_CREATE
-FLAVOR_ALLOCATE: int = _core.FLAVOR_ALLOCATE
-FLAVOR_DYNAMIC: int = _core.FLAVOR_DYNAMIC
-FLAVOR_SHARED: int = _core.FLAVOR_SHARED
-PROC_NULL: int = _core.PROC_NULL
-WIN_UNIFIED: int = _core.WIN_UNIFIED
-WIN_SEPARATE: int = _core.WIN_SEPARATE
-
-# The predefined attribute keys of Get_attr (MPICH's numbers; mpi4py's
-# MPI.WIN_* keys are recognised too, whatever their numbers), and the value
-# Free_keyval returns.
-WIN_BASE: int = 0x66000001
-WIN_SIZE: int = 0x66000003
-WIN_DISP_UNIT: int = 0x66000005
-WIN_CREATE_FLAVOR: int = 0x66000007
-WIN_MODEL: int = 0x66000009
-KEYVAL_INVALID: int = 0x24000000
-
-_PREDEFINED = {WIN_BASE: "WIN_BASE", WIN_SIZE: "WIN_SIZE", WIN_DISP_UNIT: "WIN_DISP_UNIT",
-               WIN_CREATE_FLAVOR: "WIN_CREATE_FLAVOR", WIN_MODEL: "WIN_MODEL"}
-_FLAVOR_NAMES = {FLAVOR_CREATE: "WIN_FLAVOR_CREATE", FLAVOR_ALLOCATE: "WIN_FLAVOR_ALLOCATE",
-                 FLAVOR_SHARED: "WIN_FLAVOR_SHARED", FLAVOR_DYNAMIC: "WIN_FLAVOR_DYNAMIC"}
-_MODEL_NAMES = {WIN_UNIFIED: "WIN_UNIFIED", WIN_SEPARATE: "WIN_SEPARATE"}
-
-# User attribute keys (Create_keyval): key -> (copy_fn, delete_fn). Numbered
-# from a range no MPI uses for its predefined keys.
-_keyvals: dict[int, tuple[Any, Any]] = {}
-_next_keyval = itertools.count(0x4F530001)
-
 # Create(None): a window with no memory at address 0, as MPI.BOTTOM.
 _NO_MEMORY = (ctypes.c_char * 0).from_address(0)
-
-
-def _mpi() -> Any:
-    """mpi4py.MPI when the program imported it (never imported here)."""
-    return sys.modules.get("mpi4py.MPI")
-
-
-def _proc_null(rank: Any) -> Any:
-    """onesided's PROC_NULL for onesided's or mpi4py's PROC_NULL (Open MPI
-    numbers it differently); any other rank as it is (the core checks it)."""
-    if rank == PROC_NULL:
-        return PROC_NULL
-    mpi = _mpi()
-    return PROC_NULL if mpi is not None and rank == mpi.PROC_NULL else rank
-
-
-def _not_a_handle(what: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"{what}: onesided windows are not MPI handles (onesided never links MPI); "
-        "pass the Window object itself")
 
 
 class _WindowType(type(_core.Window)):  # type: ignore[misc]
@@ -136,7 +91,7 @@ class _WindowType(type(_core.Window)):  # type: ignore[misc]
         return type.__instancecheck__(cls, obj) or (cls is Window and type(obj) is NullWindow)
 
 
-class Window(_core.Window, metaclass=_WindowType):
+class Window(WindowSurface, WindowSync, _core.Window, metaclass=_WindowType):
     """Memory that every rank of a communicator exposes for one-sided access.
 
     Create windows with :meth:`Create`, :meth:`Allocate`,
@@ -263,11 +218,6 @@ class Window(_core.Window, metaclass=_WindowType):
         array, disp_unit = self._shared_query(mpi_args.rank(rank))
         return self._buffer(array, int(array.__array_interface__["data"][0]) if array.size else 0), int(disp_unit)
 
-    def _buffer(self, memory: Any, address: int) -> Any:
-        if self._mpi_module is not None:
-            return self._mpi_module.buffer.frombuffer(memory, readonly=False)
-        return buffer.wrap(memory, self, address)
-
     def Attach(self, memory: Any) -> None:
         """Expose ``memory`` (a writable C-contiguous buffer) through this
         dynamic window; the window keeps a reference until :meth:`Detach`.
@@ -314,275 +264,12 @@ class Window(_core.Window, metaclass=_WindowType):
 
     __hash__ = object.__hash__
 
-    def __reduce__(self) -> Any:
-        raise ArgumentError("cannot serialize 'onesided.Window' instance: a window is local to its processes")
 
     def __enter__(self) -> "Window":
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.Free()
-
-    # -- attributes ------------------------------------------------------------
-
-    def tomemory(self) -> Any:
-        """The local window memory as writable bytes: an ``MPI.buffer`` on a
-        window that speaks mpi4py, else a :class:`onesided.buffer` (both take
-        ``m[:] = 0``, ``len``, ``.address``, ``.nbytes``, ``.obj``,
-        ``memoryview(m)``, ``np.frombuffer(m, dtype)``)."""
-        self._check_live("tomemory")
-        return self._buffer(self, self._address)
-
-    @property
-    def attrs(self) -> tuple[int, int, int]:
-        """(base address, size in bytes, disp_unit), as mpi4py's ``Win.attrs``."""
-        return (self._address, self._size, self._disp_unit)
-
-    @property
-    def flavor(self) -> int:
-        """FLAVOR_CREATE (memory the user gave), FLAVOR_ALLOCATE (memory the
-        window owns), FLAVOR_SHARED (Allocate_shared) or FLAVOR_DYNAMIC; on a
-        window that speaks mpi4py, mpi4py's ``MPI.WIN_FLAVOR_*`` value (the
-        same numbers on MPICH, not on Open MPI)."""
-        return self._translated(self._flavor, _FLAVOR_NAMES)
-
-    @property
-    def model(self) -> int:
-        """WIN_UNIFIED on every provider onesided knows and on shared
-        windows: RMA updates land in the memory local loads read, with no
-        separate public copy; they are seen once the epoch that completes
-        them ends (plus Sync for loads racing with it). WIN_SEPARATE for a
-        provider onesided has not checked. See docs/semantics.md. On a
-        window that speaks mpi4py, ``MPI.WIN_UNIFIED``/``MPI.WIN_SEPARATE``."""
-        return self._translated(self._model, _MODEL_NAMES)
-
-    def _translated(self, value: int, names: dict[int, str]) -> int:
-        mpi = self._mpi_module
-        return int(getattr(mpi, names[value])) if mpi is not None and value in names else value
-
-    @property
-    def group_rank(self) -> int:
-        """This process's rank in the window's group (its communicator)."""
-        return self._rank
-
-    @property
-    def group_size(self) -> int:
-        """The number of ranks in the window's group."""
-        return self._group_size
-
-    def Get_group(self) -> Any:
-        """A new group of the window's processes, the caller's to ``Free``:
-        an ``MPI.Group`` when the window is over an mpi4py communicator
-        (IDENT to that communicator's group), else a :class:`onesided.Group`.
-        Valid after the communicator itself was freed."""
-        self._check_live("Get_group")
-        if self._own_comm is not self._comm or hasattr(self._own_comm, "Get_group"):
-            return self._own_comm.Get_group()
-        return Group(range(self._group_size), self._rank)
-
-    @property
-    def group(self) -> Any:
-        """``Get_group()``."""
-        return self.Get_group()
-
-    @property
-    def comm(self) -> Any:
-        """The communicator the window was created over (as the caller passed it)."""
-        return self._comm
-
-    @property
-    def provider(self) -> str:
-        """The libfabric provider moving this window's data."""
-        return self._provider
-
-    # -- info ------------------------------------------------------------------
-
-    @property
-    def info(self) -> Any:
-        """``Get_info()``; assigning calls ``Set_info``."""
-        return self.Get_info()
-
-    @info.setter
-    def info(self, info: Any) -> None:
-        self.Set_info(info)
-
-    def Get_info(self) -> Any:
-        """The hints in force (provider, accumulate_ordering, atomics,
-        onesided_path, ...): a new ``MPI.Info`` (the caller's to free) on a
-        window that speaks mpi4py, else a :class:`onesided.Info` (a dict
-        with MPI.Info's methods)."""
-        self._check_live("Get_info")
-        hints = self._info()
-        mpi = self._mpi_module
-        if mpi is None:
-            return Info(hints)
-        out = mpi.Info.Create()
-        for key, value in hints.items():
-            out.Set(key, value)
-        return out
-
-    def Set_info(self, info: Any) -> None:
-        """Accepted (a dict, ``MPI.Info``, ``MPI.INFO_NULL`` or None) and
-        ignored: a window's hints are fixed at creation, which MPI allows
-        (an implementation may ignore hints; ``Get_info`` says what is in force)."""
-        self._check_live("Set_info")
-        mpi_args.info_dict(info)
-
-    # -- name ------------------------------------------------------------------
-
-    def Get_name(self) -> str:
-        """The name given with ``Set_name`` ("" until then)."""
-        return self._name
-
-    def Set_name(self, name: str) -> None:
-        """Name the window (local, for the user's own messages)."""
-        self._name = str(name)
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @name.setter
-    def name(self, name: str) -> None:
-        self.Set_name(name)
-
-    # -- attribute caching (Get_attr and keyvals) ------------------------------
-
-    def Get_attr(self, keyval: int) -> Any:
-        """The predefined attributes ``WIN_BASE`` (base address; 0 on a
-        dynamic window), ``WIN_SIZE``, ``WIN_DISP_UNIT``,
-        ``WIN_CREATE_FLAVOR`` and ``WIN_MODEL`` (mpi4py's ``MPI.WIN_*`` keys or
-        onesided's), or a user attribute set with ``Set_attr`` (None if unset)."""
-        self._check_live("Get_attr")
-        if keyval in self._attributes:
-            return self._attributes[keyval]
-        if keyval in _keyvals:
-            return None
-        name = self._predefined(keyval)
-        if name is None:
-            raise ArgumentError(f"Get_attr: {keyval!r} is not an attribute key (Create_keyval makes one)")
-        return {"WIN_BASE": lambda: self._address, "WIN_SIZE": lambda: self._size,
-                "WIN_DISP_UNIT": lambda: self._disp_unit, "WIN_CREATE_FLAVOR": lambda: self.flavor,
-                "WIN_MODEL": lambda: self.model}[name]()
-
-    def Set_attr(self, keyval: int, attrval: Any) -> None:
-        """Store ``attrval`` under a key from ``Create_keyval`` (replacing,
-        and calling the key's delete_fn on, any earlier value)."""
-        self._check_live("Set_attr")
-        self._user_key(keyval, "Set_attr")
-        if keyval in self._attributes:
-            self._delete_attr(keyval)
-        self._attributes[keyval] = attrval
-
-    def Delete_attr(self, keyval: int) -> None:
-        """Remove the attribute (calling the key's delete_fn)."""
-        self._check_live("Delete_attr")
-        self._user_key(keyval, "Delete_attr")
-        if keyval not in self._attributes:
-            raise ArgumentError(f"Delete_attr: no attribute under key {keyval}")
-        self._delete_attr(keyval)
-
-    @classmethod
-    def Create_keyval(cls, copy_fn: Any = None, delete_fn: Any = None, nopython: bool = False) -> int:
-        """A new attribute key. ``delete_fn(win, keyval, value)`` runs when a
-        value is deleted, replaced or its window freed; ``copy_fn`` is never
-        called (windows are not duplicated)."""
-        key = next(_next_keyval)
-        _keyvals[key] = (copy_fn, delete_fn)
-        return key
-
-    @classmethod
-    def Free_keyval(cls, keyval: int) -> int:
-        """Forget the key (values already set stay until deleted); returns
-        ``KEYVAL_INVALID`` (mpi4py's when it is imported)."""
-        if _keyvals.pop(keyval, None) is None:
-            raise ArgumentError(f"Free_keyval: {keyval!r} is not a key from Create_keyval")
-        mpi = _mpi()
-        return int(mpi.KEYVAL_INVALID) if mpi is not None else KEYVAL_INVALID
-
-    def _predefined(self, keyval: Any) -> str | None:
-        mpi = _mpi()
-        if mpi is not None:
-            for name in _PREDEFINED.values():
-                if keyval == getattr(mpi, name):
-                    return name
-        return _PREDEFINED.get(keyval)
-
-    @staticmethod
-    def _user_key(keyval: Any, what: str) -> None:
-        if keyval not in _keyvals:
-            raise ArgumentError(f"{what}: {keyval!r} is not a key from Create_keyval")
-
-    def _delete_attr(self, keyval: int) -> None:
-        value = self._attributes.pop(keyval)
-        delete_fn = _keyvals.get(keyval, (None, None))[1]
-        if delete_fn is not None:
-            delete_fn(self, keyval, value)
-
-    def _check_live(self, what: str) -> None:
-        if self._freed:
-            raise EpochError(f"{what}: the window has been freed")
-
-    # -- error handlers and MPI handles (not applicable) -------------------------
-
-    @classmethod
-    def Create_errhandler(cls, errhandler_fn: Any) -> Any:
-        """Not applicable: onesided reports every error as a Python exception."""
-        raise NotImplementedError("Create_errhandler: onesided raises exceptions, it has no error handlers")
-
-    def Get_errhandler(self) -> Any:
-        """``MPI.ERRORS_RETURN`` (None without mpi4py): errors are raised as
-        exceptions, which is what mpi4py's default handler gives."""
-        mpi = _mpi()
-        return mpi.ERRORS_RETURN if mpi is not None else None
-
-    def Set_errhandler(self, errhandler: Any) -> None:
-        """Accepted and ignored: every error is raised as an exception, as
-        with ``MPI.ERRORS_RETURN`` (mpi4py's default); onesided never aborts
-        the job, even under ``MPI.ERRORS_ARE_FATAL``."""
-
-    def Call_errhandler(self, errorcode: int) -> None:
-        """Not applicable: onesided has no MPI error codes."""
-        raise NotImplementedError("Call_errhandler: onesided raises exceptions, it has no error handlers")
-
-    @classmethod
-    def fromhandle(cls, handle: int) -> "Window":
-        raise _not_a_handle("Window.fromhandle")
-
-    @classmethod
-    def fromint(cls, arg: int) -> "Window":
-        raise _not_a_handle("Window.fromint")
-
-    @classmethod
-    def f2py(cls, arg: int) -> "Window":
-        raise _not_a_handle("Window.f2py")
-
-    def toint(self) -> int:
-        raise _not_a_handle("Window.toint")
-
-    def py2f(self) -> int:
-        raise _not_a_handle("Window.py2f")
-
-    @property
-    def handle(self) -> int:
-        raise _not_a_handle("Window.handle")
-
-    @property
-    def atomics(self) -> AtomicsReport:
-        """Per (op, dtype): native (the provider's atomics) or software (at
-        the target), and why, as decided at creation from the declared
-        ``accumulate_ops``, ``accumulate_ordering`` and each rank's probe;
-        and the window's data path."""
-        return AtomicsReport(self)
-
-    def __repr__(self) -> str:
-        flavor = {FLAVOR_CREATE: "create", FLAVOR_ALLOCATE: "allocate", FLAVOR_SHARED: "shared",
-                  FLAVOR_DYNAMIC: "dynamic"}.get(self._flavor, "?")
-        return (
-            f"<onesided.Window {flavor} rank {self._rank}/{self._group_size} "
-            f"{self._size} B disp_unit={self._disp_unit} provider={self._provider} "
-            f"path={self._path_name} ({self._path_description}) atomics: {self.atomics.summary()}>"
-        )
 
     # -- operations ------------------------------------------------------------
     #
@@ -723,170 +410,3 @@ class Window(_core.Window, metaclass=_WindowType):
               op: Any = RMW2_OPS["RMW2_COMP_SWAP_EQ"], assertion: int = 0) -> Request:
         """Rmw2 returning a Request that completes with the operation."""
         return self._issue_request(operations.rmw2, target_rank, origin, origin2, result, target_disp, op, assertion)
-
-    # -- synchronisation -------------------------------------------------------
-
-    def Fence(self, assertion: int = 0) -> None:
-        """Collective: completes every operation issued since the previous
-        fence, at origin and target, then opens the next fence epoch (unless
-        MODE_NOSUCCEED)."""
-        self._fence(mpi_args.assertion(assertion))
-        self._pending.clear()
-
-    def Lock(self, rank: int, lock_type: int = LOCK_EXCLUSIVE, assertion: int = 0) -> None:
-        """Begin a passive-target epoch at ``rank``; returns once the lock is
-        held (exclusive: no other origin holds it; shared: no exclusive holder).
-        With MODE_NOCHECK no lock is taken: you promise no conflicting one."""
-        self._lock(_proc_null(rank), mpi_args.lock_type(lock_type), mpi_args.assertion(assertion))
-
-    def Unlock(self, rank: int) -> None:
-        """Complete every operation to ``rank`` (at the target too), then release the lock."""
-        rank = rank if type(rank) is int and rank >= 0 else _proc_null(rank)
-        self._unlock(rank)
-        self._pending.pop(rank, None)
-
-    def Lock_all(self, assertion: int = 0) -> None:
-        """A shared lock on every rank of the window."""
-        self._lock_all(mpi_args.assertion(assertion))
-
-    def Unlock_all(self) -> None:
-        """Complete every operation, then release the Lock_all locks."""
-        self._unlock_all()
-        self._pending.clear()
-
-    def Flush(self, rank: int) -> None:
-        """Complete every operation to ``rank``, at origin and target: after it
-        returns, other processes that synchronise with this one see the effects.
-        PROC_NULL: nothing to do."""
-        rank = rank if type(rank) is int and rank >= 0 else _proc_null(rank)
-        self._flush(rank)
-        self._pending.pop(rank, None)
-
-    def Flush_all(self) -> None:
-        """Flush every target: every operation this process issued on the
-        window is complete at origin and target."""
-        self._flush_all()
-        self._pending.clear()
-
-    def Flush_local(self, rank: int) -> None:
-        """Complete operations to ``rank`` locally (buffers reusable). onesided
-        completes them remotely too, which is stronger."""
-        rank = rank if type(rank) is int and rank >= 0 else _proc_null(rank)
-        self._flush_local(rank)
-        self._pending.pop(rank, None)
-
-    def Flush_local_all(self) -> None:
-        """Flush_local every target (onesided completes remotely, which is stronger)."""
-        self._flush_local_all()
-        self._pending.clear()
-
-    def Sync(self) -> None:
-        """A full memory barrier: local stores before it are visible to RMA
-        and to other ranks' loads (shared windows) after it, and RMA updates
-        completed before it are seen by local loads after it. In the
-        separate model this is what reconciles the public and private copies."""
-        self._sync()
-
-    def Post(self, group: Any, assertion: int = 0) -> None:
-        """Open an exposure epoch for the origins in ``group`` (a list of
-        ranks or an mpi4py MPI.Group). Does not block. Local stores made
-        before Post are visible to their RMA."""
-        self._post(self._group_ranks(group), mpi_args.assertion(assertion))
-
-    def Start(self, group: Any, assertion: int = 0) -> None:
-        """Open an access epoch to the targets in ``group``. Does not block:
-        an operation to a target waits until that target has posted, so
-        Start may precede the matching Post anywhere."""
-        self._start(self._group_ranks(group), mpi_args.assertion(assertion))
-
-    def _group_ranks(self, group: Any) -> list[int]:
-        # onesided.Group (from Get_group) iterates over its window ranks.
-        return mpi_args.group_ranks(list(group) if isinstance(group, Group) else group, self._own_comm)
-
-    def Complete(self) -> None:
-        """End the access epoch: every operation issued in it is complete at
-        origin and target, and each target of the group is notified."""
-        self._complete()
-        self._pending.clear()
-
-    def Wait(self) -> bool:
-        """End the exposure epoch: returns True once every origin of the Post
-        group has called Complete; their updates are then visible locally."""
-        self._wait()
-        return True
-
-    def Test(self) -> bool:
-        """Wait without blocking: True (and the exposure epoch ends) once
-        every origin of the Post group has called Complete, else False."""
-        done: bool = self._test()
-        return done
-
-    # -- conveniences ----------------------------------------------------------
-
-    @contextmanager
-    def lock(self, rank: int, shared: bool = False, assertion: int = 0) -> Iterator["Window"]:
-        """``with win.lock(rank):`` Lock on entry, Unlock (which completes
-        everything issued inside) on exit."""
-        self.Lock(rank, LOCK_SHARED if shared else LOCK_EXCLUSIVE, assertion)
-        try:
-            yield self
-        finally:
-            self.Unlock(rank)
-
-    @contextmanager
-    def lock_all(self, assertion: int = 0) -> Iterator["Window"]:
-        """``with win.lock_all():`` Lock_all on entry, Unlock_all on exit."""
-        self.Lock_all(assertion)
-        try:
-            yield self
-        finally:
-            self.Unlock_all()
-
-
-
-class NullWindow:
-    """The null window, ``Window()`` (mpi4py's ``MPI.WIN_NULL``): false in a
-    boolean context, equal to every null window (and to ``MPI.WIN_NULL``),
-    ``free()`` does nothing, and anything else raises :class:`EpochError`.
-    ``isinstance(Window(), Window)`` is True."""
-
-    __slots__ = ()
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, NullWindow):
-            return True
-        mpi = _mpi()
-        return mpi is not None and isinstance(other, mpi.Win) and other == mpi.WIN_NULL
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    __hash__ = object.__hash__
-
-    def __reduce__(self) -> Any:
-        raise ArgumentError("cannot serialize 'onesided.Window' instance")
-
-    def free(self) -> None:
-        """Nothing to free."""
-
-    def __repr__(self) -> str:
-        return "<onesided.Window null>"
-
-    def __getattr__(self, name: str) -> Any:
-        member = getattr(Window, name, None) if not name.startswith("__") else None
-        if member is None:
-            raise AttributeError(name)
-        message = f"{name}: the window is the null window (Window())"
-        if isinstance(member, property):
-            raise EpochError(message)
-
-        def null_call(*args: Any, **kwargs: Any) -> Any:
-            raise EpochError(message)
-
-        return null_call
-
-
-_NULL = object.__new__(NullWindow)
