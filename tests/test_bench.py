@@ -87,7 +87,7 @@ def test_latency_table(quick: tuple[subprocess.CompletedProcess[str], Path | Non
         else:
             number(mpi, "us", positive=False)
             number(ratio, positive=False)
-    assert "onesided_fast_path=on" in quick[0].stdout
+    assert "onesided_path=shared-memory" in quick[0].stdout
 
 
 def test_lock_epoch_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:

@@ -9,15 +9,15 @@ On 2 ranks it prints, as markdown tables with the ratio onesided / MPI.Win:
 
 1. latency of 8-byte op + Flush (put, get, accumulate, get_accumulate,
    fetch_and_op, compare_and_swap, and onesided's Rmw INC / Rmw2
-   COMP_SWAP_LT), for onesided on its intra-node fast path, onesided over
-   libfabric shm (``onesided_fast_path=off``) and ``MPI.Win.Allocate``;
+   COMP_SWAP_LT), for onesided on its shared-memory path, onesided over
+   libfabric shm (``onesided_shared_memory=off``) and ``MPI.Win.Allocate``;
    then lock epochs (Lock + 8-byte put or fetch_and_op + Unlock) on
    Allocate and Create windows beside ``MPI.Win.Allocate``/``Create``;
 2. put and get bandwidth from 8 B to 4 MiB (64 ops then one Flush, as OSU's
    put_bw), with a single-process memcpy column for reference;
 3. message rate: 8-byte puts and accumulates, 256 per Flush;
 4. (full mode only) onesided's atomics by path: native and software, on
-   libfabric shm and tcp, fast path off.
+   libfabric shm and tcp, shared memory off.
 
 The contended-counter figure (every rank fetch_and_op on rank 0's counter)
 needs one job per rank count, so ``--contended`` runs only that table for the
@@ -30,7 +30,7 @@ the target behaviour it needs at its best: for MPI.Win the target waits
 inside MPI_Barrier (MPICH progresses passive-target RMA only inside MPI
 calls); for onesided the target naps while testing a non-blocking barrier,
 leaving the core to onesided's progress thread on the libfabric path (on a
-2-core machine a target spinning in MPI starves that thread; the fast path
+2-core machine a target spinning in MPI starves that thread; the shared-memory path
 needs no target at all). Every figure is the median of several repetitions
 after a warm-up. ``--quick`` (``make demo``) shrinks the counts; ``--plot
 DIR`` writes latency.png and bandwidth.png (needs matplotlib). Progress goes

@@ -29,8 +29,8 @@ from ._common import (
     table,
 )
 
-FAST = {"onesided_fast_path": "on"}
-SHM = {"onesided_fast_path": "off", "provider": "shm"}
+FAST = {"onesided_shared_memory": "on"}
+SHM = {"onesided_shared_memory": "off", "provider": "shm"}
 
 # Open MPI 4.1's osc/rdma, its default RMA component for MPI.Win.Allocate
 # between ranks of one node, crashes on compare-and-swap (open-mpi/ompi#7027);
@@ -170,15 +170,15 @@ def latency_calls(win: Any, lib: Any, b: dict[str, np.ndarray], onesided: bool) 
 
 
 def latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
-    """8-byte op + Flush latency: onesided fast path, onesided over libfabric
-    shm (fast path off), MPI.Win.Allocate."""
+    """8-byte op + Flush latency: onesided shared-memory path, onesided over libfabric
+    shm (shared-memory path off), MPI.Win.Allocate."""
     b = _buffers()
     wins = {
-        "fast": (onesided.Window.Allocate(64, disp_unit=8, info=FAST, comm=comm), onesided, False),
+        "shared": (onesided.Window.Allocate(64, disp_unit=8, info=FAST, comm=comm), onesided, False),
         "shm": (onesided.Window.Allocate(64, disp_unit=8, info=SHM, comm=comm), onesided, False),
         "mpi": (MPI.Win.Allocate(64, disp_unit=8, comm=comm), MPI, True),
     }
-    fast_path = wins["fast"][0].Get_info()["onesided_fast_path"]
+    path_name = wins["shared"][0].Get_info()["onesided_path"]
     shm_provider = wins["shm"][0].provider
     cas_ok = mpi_cas_ok(MPI)
     figures: dict[str, dict[str, float | None]] = {}
@@ -196,25 +196,25 @@ def latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress)
         win.Free()
     if comm.rank != 0:
         return None
-    return {"rows": figures, "fast_path": fast_path, "shm_provider": shm_provider}
+    return {"rows": figures, "path_name": path_name, "shm_provider": shm_provider}
 
 
 def latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
     def us(v: float | None) -> str:
         return "n/a" if v is None else f"{v:.3g} us"
 
-    rows = [[name, us(f["fast"]), us(f["shm"]), us(f["mpi"]), fmt_ratio(f["fast"], f["mpi"])]
+    rows = [[name, us(f["shared"]), us(f["shm"]), us(f["mpi"]), fmt_ratio(f["shared"], f["mpi"])]
             for name, f in res["rows"].items()]
     head = heading(
         "1. Latency: 8 B op + Flush, 2 ranks on one host",
         f"us per op + Flush: median of {s.reps} repetitions of {s.iters}, each after a warm-up, the three "
-        "columns taking turns. onesided fast path: "
-        f"`onesided_fast_path={res['fast_path']}`; libfabric: `onesided_fast_path=off`, provider "
-        f"`{res['shm_provider']}`. Peer: mpi4py `MPI.Win.Allocate` on {peer}. ratio = fast path / MPI.Win "
+        "columns taking turns. onesided shared-memory path: "
+        f"`onesided_path={res['path_name']}`; libfabric: `onesided_shared_memory=off`, provider "
+        f"`{res['shm_provider']}`. Peer: mpi4py `MPI.Win.Allocate` on {peer}. ratio = shared-memory path / MPI.Win "
         "(below 1: onesided faster).",
     )
     return head + "\n" + table(
-        ["operation", "onesided fast path", "onesided libfabric shm", "MPI.Win", "ratio fast/MPI"], rows)
+        ["operation", "onesided shared-memory path", "onesided libfabric shm", "MPI.Win", "ratio shm path/MPI"], rows)
 
 
 # -- 1b. lock epochs -----------------------------------------------------------
@@ -305,7 +305,7 @@ def epoch_latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
     head = heading(
         "1b. Lock epochs: Lock + 8 B op + Unlock, 2 ranks on one host",
         f"us per epoch: median of {s.reps} repetitions of {res['iters']}, the four columns taking turns. "
-        f"onesided with default settings: Allocate windows take the fast path (locks: {how['alloc']}); "
+        f"onesided with default settings: Allocate windows take the shared-memory path (locks: {how['alloc']}); "
         f"Create windows over user memory use provider `{how['provider']}` (puts and gets: {how['create_put']}; "
         f"locks: {how['create']}). Peer: mpi4py MPI.Win.Allocate / MPI.Win.Create on {peer}."
         + (f" MPI.Win Create: n/a, {how['no_mpi_create']}." if how["no_mpi_create"] else ""),
@@ -361,9 +361,9 @@ def bandwidth_text(res: dict[str, Any], s: Settings) -> str:
         "2. Bandwidth: put and get, GB/s (1e9 B/s)",
         f"{s.window} ops of one size to the same target offset, then one Flush (OSU put_bw style), "
         f"repeated up to {s.bw_max_loops} times (at least once, about {s.bw_budget >> 20} MiB in all); median "
-        f"of {s.reps} repetitions, the columns taking turns. onesided on the fast path, peer "
+        f"of {s.reps} repetitions, the columns taking turns. onesided on the shared-memory path, peer "
         "MPI.Win.Allocate. ratio = onesided / MPI.Win (above 1: onesided faster).",
-        "memcpy: np.copyto of the same size within one process, as a reference. A put on the fast path is "
+        "memcpy: np.copyto of the same size within one process, as a reference. A put on the shared-memory path is "
         "a copy by the origin's core into memory the target maps, and nothing reads it on the target's "
         "core during the loop. A cross-core memcpy, where the other core then reads the data, cannot be "
         "measured simply from Python, so this column is a same-core copy. Buffers up to 4 MiB stay in "
@@ -409,9 +409,9 @@ def message_rate_text(res: dict[str, Any], s: Settings) -> str:
         f"3. Message rate: 8 B ops, {s.rate_batch} per Flush",
         f"Millions of ops per second at the origin: median of {s.reps} repetitions of {s.rate_batches} "
         "flushes, the columns taking turns. onesided "
-        "on the fast path, peer MPI.Win.Allocate. ratio = onesided / MPI.Win (above 1: onesided faster).",
+        "on the shared-memory path, peer MPI.Win.Allocate. ratio = onesided / MPI.Win (above 1: onesided faster).",
     )
-    return head + "\n" + table([f"operation ({s.rate_batch} per flush)", "onesided fast path", "MPI.Win", "ratio"],
+    return head + "\n" + table([f"operation ({s.rate_batch} per flush)", "onesided shared-memory path", "MPI.Win", "ratio"],
                                rows)
 
 
@@ -523,11 +523,11 @@ def contended_text(res: dict[str, Any], s: Settings) -> str:
         f"Every rank issues fetch_and_op SUM int64 on rank 0's counter, each followed by Flush(0), for "
         f"{s.contended_seconds:g} s from a common start; median of {s.reps} repetitions, the libraries taking "
         "turns. Total: every rank's ops over the longest rank's time; per rank: each rank's own rate, the "
-        "median rank and the slowest. onesided on the fast path, peer "
+        "median rank and the slowest. onesided on the shared-memory path, peer "
         "MPI.Win.Allocate. ratio = onesided / MPI.Win (above 1: onesided faster). The final counter must "
         "equal every op issued, warm-up included.",
     )
-    return head + "\n" + table([f"figure ({n} ranks)", "onesided fast path", "MPI.Win", "ratio"], rows)
+    return head + "\n" + table([f"figure ({n} ranks)", "onesided shared-memory path", "MPI.Win", "ratio"], rows)
 
 
 # -- atomics by path (libfabric) ----------------------------------------------
@@ -543,14 +543,14 @@ PATH_ROWS = ["fetch_and_op SUM int64", "compare_and_swap int64", "accumulate SUM
 
 def paths(comm: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
     """onesided's native against software atomics on libfabric shm and tcp
-    (fast path off on every window)."""
+    (shared-memory path off on every window)."""
     b = _buffers()
     iters = max(10, s.iters // 2)
     columns: list[tuple[str, dict[str, float]]] = []
     for provider in ("shm", "tcp;ofi_rxm"):
         for path, extra in (("native", NATIVE_INFO), ("software", {"onesided_atomics": "software"})):
             progress(f"atomics by path: {provider} {path}")
-            info = {"provider": provider, "onesided_fast_path": "off", **extra}
+            info = {"provider": provider, "onesided_shared_memory": "off", **extra}
             win = onesided.Window.Allocate(64, disp_unit=8, info=info, comm=comm)
             actual = "native" if win.atomics["sum", "int64"].native else "software"
             calls = latency_calls(win, onesided, b, True)
@@ -566,9 +566,9 @@ def paths_text(res: dict[str, Any], s: Settings) -> str:
     columns = res["columns"]
     rows = [[name, *(f"{f[name]:.3g}" for _, f in columns)] for name in PATH_ROWS]
     head = heading(
-        "5. onesided atomics by path (libfabric, fast path off)",
+        "5. onesided atomics by path (libfabric, shared memory off)",
         f"us per op + Flush: median of {s.reps} repetitions of {res['iters']}; every window has "
-        "`onesided_fast_path=off`. "
+        "`onesided_shared_memory=off`. "
         "native: the provider's atomics; software: a message to the target, applied there.",
     )
     return head + "\n" + table(["operation", *(c for c, _ in columns)], rows)

@@ -40,7 +40,7 @@ def write_charts(directory: str, latency: dict[str, Any] | None, bandwidth: dict
     written = []
     if latency is not None:
         names = list(latency["rows"])
-        series = [("fast", "onesided fast path"), ("shm", "onesided libfabric shm"), ("mpi", "MPI.Win")]
+        series = [("shared", "onesided shared-memory path"), ("shm", "onesided libfabric shm"), ("mpi", "MPI.Win")]
         fig, ax = plt.subplots(figsize=(10, 4.8))
         width = 0.27
         for i, (key, label) in enumerate(series):
@@ -62,9 +62,9 @@ def write_charts(directory: str, latency: dict[str, Any] | None, bandwidth: dict
     if bandwidth is not None:
         sizes = list(bandwidth["rows"])
         fig, ax = plt.subplots(figsize=(8, 4.8))
-        for key, label, style in (("put onesided", "put, onesided fast path", "o-"),
+        for key, label, style in (("put onesided", "put, onesided shared-memory path", "o-"),
                                   ("put mpi", "put, MPI.Win", "s-"),
-                                  ("get onesided", "get, onesided fast path", "o--"),
+                                  ("get onesided", "get, onesided shared-memory path", "o--"),
                                   ("get mpi", "get, MPI.Win", "s--"),
                                   ("memcpy", "memcpy (np.copyto, one process)", "k:")):
             ax.loglog(sizes, [bandwidth["rows"][n][key] for n in sizes], style, label=label, markersize=3)
