@@ -1,11 +1,9 @@
 // The _core extension module: error translation, the op x dtype table and
 // process lifetime here; one file per bound concept beside it:
 //   register_window.cpp      the Window class, what it is, shared and dynamic memory
-//   register_operations.hpp  put, get, accumulate family, rmw: full and shortcut forms
-//   register_sync.hpp        fence, locks, flushes, post/start/complete/wait, free
-//   register_request.hpp     Request
-// (The concepts after the first are headers included only here, because
-// CMakeLists.txt names the module's two sources.)
+//   register_operations.cpp  put, get, accumulate family, rmw: full and shortcut forms
+//   register_sync.cpp        fence, locks, flushes, post/start/complete/wait, free
+//   register_request.cpp     Request
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -13,16 +11,10 @@
 #include "onesided/runtime.hpp"
 #include "onesided/types.hpp"
 #include "checked_args.hpp"
-#include "register_operations.hpp"
-#include "register_request.hpp"
-#include "register_sync.hpp"
+#include "registrations.hpp"
 #include "shortcut_args.hpp"
 
 namespace py = pybind11;
-
-namespace onesided::python {
-py::class_<Window> register_window(py::module_& m);
-}
 
 namespace {
 

@@ -1,8 +1,8 @@
 // The Window class: construction, the memory it exposes, what it is (size,
 // rank, flavor, model, provider, info, its data path and atomics report),
 // shared_query and a dynamic window's attach/detach. The operations and the
-// synchronisation calls are bound by register_operations.hpp and
-// register_sync.hpp. Argument parsing (buffer specs, target tuples, mpi4py
+// synchronisation calls are bound by register_operations.cpp and
+// register_sync.cpp. Argument parsing (buffer specs, target tuples, mpi4py
 // constants) happens in python/onesided; here we only extract pointers.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -12,6 +12,7 @@
 
 #include <utility>
 
+#include "registrations.hpp"
 #include "bootstrap_py.hpp"
 #include "checked_args.hpp"
 #include "onesided/error.hpp"
@@ -77,6 +78,10 @@ py::class_<Window> register_window(py::module_& m) {
             } catch (const Error& e) {
               Window::fail_creation(*group, e);
             }
+            // Creation is collective and waits for every rank: without the
+            // GIL (the bootstrap takes it for its own calls), so other
+            // Python threads of this rank run meanwhile.
+            py::gil_scoped_release nogil;
             if (flavor == static_cast<int>(Flavor::Shared))
               return Window::allocate_shared(size, disp_unit, info, std::move(group));
             if (flavor == static_cast<int>(Flavor::Dynamic)) return Window::create_dynamic(info, std::move(group));

@@ -4,12 +4,12 @@
 // user's own arguments and recognise plain arrays (shortcut_args.hpp). Every
 // full form releases the GIL around its core call, since any operation may
 // wait for its target (for its Post, for ordering, for provider resources).
-#pragma once
 
 #include <pybind11/pybind11.h>
 
 #include <type_traits>
 
+#include "registrations.hpp"
 #include "onesided/window.hpp"
 #include "checked_args.hpp"
 #include "parsed_args.hpp"
@@ -104,7 +104,7 @@ struct Rmw2 : Shortcut<Counts::Equal, TakesOp::Yes, Use::Read, Use::Read, Use::W
 
 }  // namespace shortcut
 
-inline void register_operations(py::module_& m, py::class_<Window>& cls) {
+void register_operations(py::module_& m, py::class_<Window>& cls) {
   // The shortcut forms; SHORTCUT_FORMS names them for the Python layer.
   py::list forms;
   auto add = [&]<class Operation>(const char* name, Operation) {

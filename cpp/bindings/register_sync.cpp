@@ -2,11 +2,11 @@
 // complete/wait/test, and free. Every call that can wait for another rank
 // releases the GIL, so the waiting thread never holds up the others (nor
 // the Python side of the bootstrap, which Fence and Free call).
-#pragma once
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "registrations.hpp"
 #include "checked_args.hpp"
 #include "onesided/window.hpp"
 
@@ -14,7 +14,7 @@ namespace onesided::python {
 
 namespace py = pybind11;
 
-inline void register_sync(py::module_& m, py::class_<Window>& cls) {
+void register_sync(py::module_& m, py::class_<Window>& cls) {
   using release = py::call_guard<py::gil_scoped_release>;
   // Calls that take a rank take it as it came from the user and check it
   // (checked_args.hpp) with the GIL held, then release the GIL for the call.

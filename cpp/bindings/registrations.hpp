@@ -1,0 +1,18 @@
+// The binding of each concept, one register_*.cpp apiece (the style of
+// boost-histogram); module.cpp calls them in this order.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include "onesided/window.hpp"
+
+namespace onesided::python {
+
+namespace py = pybind11;
+
+void register_request(py::module_& m);                                     // register_request.cpp
+py::class_<Window> register_window(py::module_& m);                        // register_window.cpp
+void register_operations(py::module_& m, py::class_<Window>& window);     // register_operations.cpp
+void register_sync(py::module_& m, py::class_<Window>& window);           // register_sync.cpp
+
+}  // namespace onesided::python
