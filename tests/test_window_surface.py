@@ -163,3 +163,23 @@ def test_requests(win: Window) -> None:
     assert onesided.Request.Waitany([req]) == -32766  # none active
     win.Unlock_all()
     assert b.tolist() == [0, 1, 2, 3]
+
+
+def test_a_foreign_proc_null_takes_the_full_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Open MPI's MPI.PROC_NULL is -2, not onesided's -1: a plain-array call
+    with it must still be a no-op (the shortcut hands it to the full path,
+    which translates it), not an error and not a write."""
+    import sys
+    import types
+
+    win = onesided.Window.Allocate(16, disp_unit=8)
+    before = bytes(win.tomemory())
+    # An mpi4py whose PROC_NULL is Open MPI's, seen by the argument parsing.
+    monkeypatch.setitem(sys.modules, "mpi4py.MPI", types.SimpleNamespace(PROC_NULL=-2))
+    with win.lock_all():
+        win.Put(np.ones(2, np.int64), -2)
+        win.Accumulate(np.ones(2, np.int64), -2)
+        res = np.full(1, 7, np.int64)
+        win.Fetch_and_op(np.ones(1, np.int64), res, -2)
+    assert bytes(win.tomemory()) == before and res[0] == 7
+    win.Free()

@@ -159,8 +159,10 @@ bool recognise(const std::array<py::handle, Operation::kArity>& args, ShortcutCa
   std::int64_t target = 0;
   if (!shortcut_int(args[n], target) || !shortcut_int(args[n + 1], call.disp)) return false;
   // Never truncated: a rank the core's int cannot hold is the full path's
-  // error (not in the window's group).
-  if (target < INT_MIN || target > INT_MAX) return false;
+  // error (not in the window's group). Negative ranks other than onesided's
+  // PROC_NULL go there too: mpi4py's MPI.PROC_NULL is -2 on Open MPI, and
+  // only the full path translates it.
+  if (target < kProcNull || target > INT_MAX) return false;
   call.target = static_cast<int>(target);
   if constexpr (Operation::kTakesOp)
     if (!shortcut_op(args[n + 2], call.op)) return false;
