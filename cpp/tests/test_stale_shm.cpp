@@ -43,3 +43,18 @@ TEST(StaleSharedMemory, RemovesOnlyWhatDeadProcessesLeft) {
   EXPECT_TRUE(exists(names[5]));
   for (const auto& n : names) ::unlink(("/dev/shm/" + n).c_str());
 }
+
+// A killed process whose parent has not reaped it is a zombie: gone all the
+// same (an init that does not reap keeps such zombies forever).
+TEST(StaleSharedMemory, AZombieOwnerIsGone) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  // Not reaped yet: wait until the kernel has made it a zombie.
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT), 0);
+  const std::string name = std::to_string(pid) + ":0:0";
+  make(name);
+  EXPECT_GE(onesided::detail::remove_stale_shared_memory(), 1u);
+  EXPECT_FALSE(exists(name));
+  ::waitpid(pid, nullptr, 0);
+}

@@ -1,5 +1,7 @@
 #include "memory/stale_shm.hpp"
 
+#include "memory/process.hpp"
+
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,7 +47,7 @@ std::size_t remove_stale_shared_memory(bool own_pid) {
     const std::string name = e->d_name;
     const pid_t pid = owner_of(name);
     if (pid <= 0) continue;
-    const bool stale = pid == me ? own_pid : ::kill(pid, 0) != 0 && errno == ESRCH;
+    const bool stale = pid == me ? own_pid : process_gone(pid);
     if (!stale) continue;
     const std::string path = "/dev/shm/" + name;
     struct stat st {};

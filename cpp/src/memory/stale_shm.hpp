@@ -11,7 +11,7 @@
 
 namespace onesided::detail {
 
-// Removes this user's entries whose pid no longer exists (and, with
+// Removes this user's entries whose process is gone (or a zombie) (and, with
 // `own_pid`, this process's own, which only a previous process with the
 // same pid can have left: call it before this process makes any). Returns
 // how many it removed. A pid of another pid namespace that shares
