@@ -304,6 +304,14 @@ def members_all_public(Win, MPI, comm, np):
 # -- constructors ------------------------------------------------------------------
 
 
+def _shape_freed(win):
+    """The window's shape (_shape), then Free: a constructor case in one line."""
+    try:
+        return _shape(win)
+    finally:
+        win.Free()
+
+
 def _shape(win: Any) -> tuple[Any, ...]:
     return (win.group_size, win.group_rank, win.attrs[1], win.attrs[2])
 
@@ -312,49 +320,29 @@ def _shape(win: Any) -> tuple[Any, ...]:
 def create_defaults(Win, MPI, comm, np):
     """Create(memory) alone: disp_unit=1, INFO_NULL, COMM_SELF (a group of one)."""
     mem = np.zeros(4, "i")
-    win = Win.Create(mem)
-    try:
-        return _shape(win)
-    finally:
-        win.Free()
+    return _shape_freed(Win.Create(mem))
 
 
 @case
 def create_positional(Win, MPI, comm, np):
     mem = np.zeros(4, "i")
-    win = Win.Create(mem, 4, MPI.INFO_NULL, comm)
-    try:
-        return _shape(win)
-    finally:
-        win.Free()
+    return _shape_freed(Win.Create(mem, 4, MPI.INFO_NULL, comm))
 
 
 @case
 def create_keywords(Win, MPI, comm, np):
     mem = np.zeros(4, "d")
-    win = Win.Create(mem, disp_unit=8, info=MPI.INFO_NULL, comm=comm)
-    try:
-        return _shape(win)
-    finally:
-        win.Free()
+    return _shape_freed(Win.Create(mem, disp_unit=8, info=MPI.INFO_NULL, comm=comm))
 
 
 @case
 def create_bytearray(Win, MPI, comm, np):
-    win = Win.Create(bytearray(12), 1, MPI.INFO_NULL, comm)
-    try:
-        return _shape(win)
-    finally:
-        win.Free()
+    return _shape_freed(Win.Create(bytearray(12), 1, MPI.INFO_NULL, comm))
 
 
 @case
 def create_array_array(Win, MPI, comm, np):
-    win = Win.Create(array.array("d", [0.0] * 3), 8, MPI.INFO_NULL, comm)
-    try:
-        return _shape(win)
-    finally:
-        win.Free()
+    return _shape_freed(Win.Create(array.array("d", [0.0] * 3), 8, MPI.INFO_NULL, comm))
 
 
 @case
@@ -385,29 +373,17 @@ def create_readonly_memory(Win, MPI, comm, np):
 
 @case
 def allocate_defaults(Win, MPI, comm, np):
-    win = Win.Allocate(16)
-    try:
-        return _shape(win)
-    finally:
-        win.Free()
+    return _shape_freed(Win.Allocate(16))
 
 
 @case
 def allocate_positional(Win, MPI, comm, np):
-    win = Win.Allocate(32, 4, MPI.INFO_NULL, comm)
-    try:
-        return _shape(win)
-    finally:
-        win.Free()
+    return _shape_freed(Win.Allocate(32, 4, MPI.INFO_NULL, comm))
 
 
 @case
 def allocate_keywords(Win, MPI, comm, np):
-    win = Win.Allocate(size=24, disp_unit=8, info=MPI.INFO_NULL, comm=comm)
-    try:
-        return _shape(win)
-    finally:
-        win.Free()
+    return _shape_freed(Win.Allocate(size=24, disp_unit=8, info=MPI.INFO_NULL, comm=comm))
 
 
 @case
@@ -434,20 +410,12 @@ def allocate_negative_size(Win, MPI, comm, np):
 
 @case
 def allocate_shared_defaults(Win, MPI, comm, np):
-    win = Win.Allocate_shared(16)
-    try:
-        return _shape(win)
-    finally:
-        win.Free()
+    return _shape_freed(Win.Allocate_shared(16))
 
 
 @case
 def allocate_shared_positional(Win, MPI, comm, np):
-    win = Win.Allocate_shared(32, 4, MPI.INFO_NULL, comm)
-    try:
-        return _shape(win)
-    finally:
-        win.Free()
+    return _shape_freed(Win.Allocate_shared(32, 4, MPI.INFO_NULL, comm))
 
 
 @case
