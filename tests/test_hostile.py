@@ -443,19 +443,8 @@ METHODS: list[tuple[str, tuple[Any, ...]]] = [
 PROPERTIES = ["attrs", "flavor", "model", "group_rank", "group_size", "provider", "info", "atomics"]
 
 
-# The window surface reads attributes it sets at creation before reaching a
-# binding here; a never-created instance then raises AttributeError. (A
-# __getattr__ on the binding class would turn that into the never-created
-# error, but any attribute hook costs every window call ~0.1 us: it turns
-# off CPython's attribute-load specialisation.) To fix in _window.py.
-SURFACE_ATTRIBUTES = {"Post", "Start", "info"}
-
-
 def _half_made_case(method: str, args: Any) -> Any:
-    marks = [pytest.mark.xfail(strict=True, raises=AttributeError,
-                               reason="_window.py reads _own_comm/_mpi_module first")] \
-        if method in SURFACE_ATTRIBUTES else []
-    return pytest.param(method, args, id=method, marks=marks)
+    return pytest.param(method, args, id=method)
 
 
 @pytest.mark.parametrize("method, args", [_half_made_case(m, a) for m, a in METHODS]

@@ -112,9 +112,11 @@ class Window(WindowSurface, WindowSync, _core.Window, metaclass=_WindowType):
 
     _memory: Any
     _comm: Any  # the communicator the caller passed
-    _own_comm: Any  # the window's own duplicate of it (mpi4py), or the same object
-    _mpi_module: Any  # mpi4py.MPI when the window speaks mpi4py (see the class docstring)
-    _freed: bool
+    # Class defaults (creation sets both), so a window no constructor ran
+    # (Window.__new__) reaches its binding's clear error, not AttributeError.
+    _own_comm: Any = None  # the window's own duplicate of it (mpi4py), or the same object
+    _mpi_module: Any = None  # mpi4py.MPI when the window speaks mpi4py (see the class docstring)
+    _freed: bool = False
     _name: str
     _attributes: dict[int, Any]
     _pending: dict[int, list[Any]]
