@@ -140,6 +140,7 @@ bool strided_round_trip(int rank, std::shared_ptr<Bootstrap> boot, const Setting
   std::vector<std::int64_t> local(kRows * kCols);
   std::iota(local.begin(), local.end(), 0);
   std::vector<std::int64_t> got(2 * kCols, -1);
+  const std::int64_t ones[] = {1, 1, 1, 1};  // origin buffers live until the epoch ends
   win->fence();
   if (rank == 0) {
     const std::uint64_t col[] = {kRows};
@@ -154,7 +155,6 @@ bool strided_round_trip(int rank, std::shared_ptr<Bootstrap> boot, const Setting
              Layout::contiguous(Dtype::Int64, 4));
     const std::uint64_t tile[] = {2, 2};
     const std::int64_t tile_strides[] = {kRow, 8};
-    const std::int64_t ones[] = {1, 1, 1, 1};
     win->accumulate(ones, Layout::contiguous(Dtype::Int64, 4), 1, 0,
                     Layout::strided(Dtype::Int64, 5 * kRow + 1 * 8, tile, tile_strides), Op::Sum);
   }
