@@ -110,20 +110,44 @@ Layout Layout::strided(Dtype dtype, std::int64_t offset, std::span<const std::ui
   return Layout(dtype, {std::move(b)});
 }
 
+namespace {
+
+// A box whose dims, taken by growing |stride|, each step past everything
+// the smaller ones span cannot touch a byte twice (numpy's test for views).
+// False means "maybe": the caller looks at the elements.
+bool box_is_disjoint(const Layout::Block& b, std::int64_t itemsize) {
+  std::vector<Layout::Dim> dims = b.dims;
+  std::sort(dims.begin(), dims.end(), [](const Layout::Dim& x, const Layout::Dim& y) {
+    return (x.stride < 0 ? -static_cast<i128>(x.stride) : x.stride) <
+           (y.stride < 0 ? -static_cast<i128>(y.stride) : y.stride);
+  });
+  i128 span = itemsize;
+  for (const auto& d : dims) {
+    const i128 step = d.stride < 0 ? -static_cast<i128>(d.stride) : d.stride;
+    if (d.count > 1 && step < span) return false;
+    span += step * static_cast<i128>(d.count - 1);
+  }
+  return true;
+}
+
+}  // namespace
+
 bool Layout::overlaps() const {
+  const auto itemsize = static_cast<std::int64_t>(dtype_info(dtype_).size);
+  if (blocks_.size() == 1 && box_is_disjoint(blocks_[0], itemsize)) return false;
   // Runs that come in increasing order, each after the last, cannot
-  // overlap: one pass decides the common case; anything else is sorted.
-  std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+  // overlap: one pass without storing decides the common case; anything
+  // else is sorted.
   std::int64_t end = std::numeric_limits<std::int64_t>::min();
   bool sorted = true;
-  for (detail::RunCursor c(*this); !c.done(); c.next_run()) {
-    const std::int64_t start = c.offset();
-    const auto stop = static_cast<std::int64_t>(start + static_cast<std::int64_t>(c.left()));
-    if (start < end) sorted = false;
-    end = std::max(end, stop);
-    spans.emplace_back(start, stop);
+  for (detail::RunCursor c(*this); sorted && !c.done(); c.next_run()) {
+    if (c.offset() < end) sorted = false;
+    end = c.offset() + static_cast<std::int64_t>(c.left());
   }
   if (sorted) return false;
+  std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+  for (detail::RunCursor c(*this); !c.done(); c.next_run())
+    spans.emplace_back(c.offset(), c.offset() + static_cast<std::int64_t>(c.left()));
   std::sort(spans.begin(), spans.end());
   for (std::size_t i = 1; i < spans.size(); ++i)
     if (spans[i].first < spans[i - 1].second) return true;

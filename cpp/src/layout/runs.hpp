@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "onesided/layout.hpp"
@@ -27,6 +28,21 @@ inline std::size_t runs_of(const Layout::Block& b, std::int64_t itemsize) {
   std::size_t n = 1;
   for (std::size_t i = 0; i < outer; ++i) n *= b.dims[i].count;  // <= count(): no overflow
   return n;
+}
+
+// Copies one piece of a non-contiguous transfer. Most pieces of a strided
+// view are one element: a fixed-size copy is a load and a store where a
+// memmove call would cost more than the data (a single load before the
+// store also keeps an element that overlaps itself intact).
+inline void copy_piece(std::byte* to, const std::byte* from, std::size_t n) {
+  switch (n) {
+    case 1: std::memcpy(to, from, 1); return;
+    case 2: { std::uint16_t v; std::memcpy(&v, from, 2); std::memcpy(to, &v, 2); return; }
+    case 4: { std::uint32_t v; std::memcpy(&v, from, 4); std::memcpy(to, &v, 4); return; }
+    case 8: { std::uint64_t v; std::memcpy(&v, from, 8); std::memcpy(to, &v, 8); return; }
+    case 16: { unsigned char v[16]; std::memcpy(v, from, 16); std::memcpy(to, v, 16); return; }
+    default: std::memmove(to, from, n);
+  }
 }
 
 class RunCursor {

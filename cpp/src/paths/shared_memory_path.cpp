@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "layout/runs.hpp"
 #include "memory/cross_process.hpp"
 #include "atomics/cpu_atomics.hpp"
 #include "paths/paths.hpp"
@@ -50,11 +51,11 @@ class SharedMemoryPath final : public DataPath {
   }
   void put_pieces(const Where& w, const std::byte* origin, std::span<const Piece> pieces, const RequestPtr&) override {
     std::byte* t = segment_.base(w.target) + w.at;
-    for (const Piece& p : pieces) std::memmove(t + p.target, origin + p.origin, p.bytes);
+    for (const Piece& p : pieces) copy_piece(t + p.target, origin + p.origin, p.bytes);
   }
   void get_pieces(const Where& w, std::byte* result, std::span<const Piece> pieces, const RequestPtr&) override {
     const std::byte* t = segment_.base(w.target) + w.at;
-    for (const Piece& p : pieces) std::memmove(result + p.origin, t + p.target, p.bytes);
+    for (const Piece& p : pieces) copy_piece(result + p.origin, t + p.target, p.bytes);
   }
   void accumulate(const Where& w, const AtomicCall& c, const RequestPtr&) override {
     std::byte* t = segment_.base(w.target) + w.at;

@@ -8,6 +8,7 @@
 // so accumulate-style ops stay atomic per element (each stretch is one
 // accumulate on the path, which is atomic per element) and ordered per
 // element as accumulate_ordering asks; one Request covers every stretch.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ void Window::Impl::put(const std::byte* origin, const Layout& ol, int target, st
   access(target);
   const Where w = addressing->locate(target, disp, tl.lo(), static_cast<std::size_t>(tl.hi() - tl.lo()));
   std::vector<Piece> batch;
+  batch.reserve(std::min(kBatch, tl.runs() + ol.runs()));
   Pieces<2>({&ol, &tl}).for_each([&](const std::array<std::int64_t, 2>& at, std::uint64_t n) {
     batch.push_back({at[0], static_cast<std::uint64_t>(at[1] - tl.lo()), n});
     if (batch.size() == kBatch) path->put_pieces(w, origin, batch, request), batch.clear();
@@ -70,6 +72,7 @@ void Window::Impl::get(std::byte* result, const Layout& rl, int target, std::int
   access(target);
   const Where w = addressing->locate(target, disp, tl.lo(), static_cast<std::size_t>(tl.hi() - tl.lo()));
   std::vector<Piece> batch;
+  batch.reserve(std::min(kBatch, tl.runs() + rl.runs()));
   Pieces<2>({&rl, &tl}).for_each([&](const std::array<std::int64_t, 2>& at, std::uint64_t n) {
     batch.push_back({at[0], static_cast<std::uint64_t>(at[1] - tl.lo()), n});
     if (batch.size() == kBatch) path->get_pieces(w, result, batch, request), batch.clear();
