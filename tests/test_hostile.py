@@ -195,8 +195,9 @@ def _bad_buffers(n: int, writes: bool, alone: bool) -> Bad:
     choices: list[st.SearchStrategy] = [
         _with(ArgumentTypeError, st.sampled_from(["abcdefgh", 5, 1.5, object(), {}, [1, 2], [None], (), [], True])),
         _with(ArgumentTypeError, st.lists(st.integers(0, 5), min_size=1, max_size=4)),
-        # a strided view
-        _with(BufferArgumentError, st.integers(2, 4).map(lambda k: np.zeros(max(n, 2) * k, np.int64)[::k])),
+        # a strided view with a count that is not its size (a strided view
+        # moves all of its elements; alone it is a valid buffer)
+        _with(ArgumentError, st.integers(2, 4).map(lambda k: [np.zeros(max(n, 2) * k, np.int64)[::k], max(n, 2) + 1])),
         # too small for its count, or (beside other buffers) for the call
         *([] if alone else [_with(ArgumentError, st.integers(0, n - 1).map(lambda k: np.zeros(k, np.int64)))]),
         _with(ArgumentError, st.integers(n + 1, 100).map(lambda k: [np.zeros(n, np.int64), k])),
@@ -214,7 +215,8 @@ def _bad_buffers(n: int, writes: bool, alone: bool) -> Bad:
     ]
     if writes:
         # read-only memory where onesided must write
-        choices.append(_with(BufferArgumentError, st.sampled_from(["bytes", "readonly", "memoryview"]).map(
+        choices.append(_with(BufferArgumentError, st.sampled_from(["bytes", "readonly", "memoryview",
+                                                                   "readonly_strided"]).map(
             lambda k: _readonly_buffer(k, n))))
     else:
         choices.append(_with(ArgumentTypeError, st.just(None)))
@@ -226,6 +228,10 @@ def _readonly_buffer(kind: str, n: int) -> Any:
         return bytes(8 * n)
     if kind == "memoryview":
         return memoryview(bytes(8 * n))
+    if kind == "readonly_strided":
+        a = np.zeros(3 * n, np.int64)[::3]
+        a.flags.writeable = False
+        return a
     a = np.zeros(n, np.int64)
     a.flags.writeable = False
     return a
@@ -248,6 +254,10 @@ def bad_values(call: str, name: str) -> Bad:
         return BAD_OPS
     buffers = [k for k in CALLS[call][0] if k in ("origin", "origin2", "compare", "result")]
     strategy = _bad_buffers(n, writes=name == "result", alone=len(buffers) == 1)
+    if "rmw" in call.lower():
+        # Rmw and Rmw2 take contiguous buffers only
+        strategy = st.one_of(strategy, _with(BufferArgumentError, st.integers(2, 4).map(
+            lambda k: np.zeros(n * k, np.int64)[::k])))
     if n == 1:
         strategy = st.one_of(strategy, _single())
     return strategy

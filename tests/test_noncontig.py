@@ -13,6 +13,7 @@ scalable counter idea on Create_indexed_block under mpiexec.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,6 +47,16 @@ def test_layouts_on_two_ranks(path: str, check: str) -> None:
 def test_scalable_counter_on_indexed_block_types_under_mpiexec() -> None:
     out = run_ranks("noncontig.py", 3, "nxtval", launcher="mpiexec", provider="shm")
     assert "PASS nxtval cases=60" in out.stdout, out.stdout
+
+
+HALO = Path(__file__).resolve().parents[1] / "examples" / "halo.py"
+
+
+@pytest.mark.parametrize("launcher", ["onesided", "mpiexec"])
+def test_halo_example_matches_the_single_process_run(launcher: str) -> None:
+    out = run_ranks(str(HALO), 4, launcher=launcher, provider=None, timeout=180)
+    assert re.search(r"^halo: 4 ranks, .* max \|difference\| from the single-process run: 0\.0$", out.stdout,
+                     re.M), out.stdout
 
 
 # -- in one process --------------------------------------------------------------

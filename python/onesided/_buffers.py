@@ -218,7 +218,7 @@ def _message(spec: Any, writable: bool, what: str, accumulate: bool) -> Message:
             return _derived(arr, contiguous, count, displ, d, what)
         dtype, per = d.dtype, d.count
     if not contiguous:
-        return _strided(arr, count, displ, dtype, what)
+        return _strided(arr, None if count is None else count * per, displ, dtype, what)
     code = dtype_code(arr.dtype if dtype is None else dtype)
     if dtype is None:
         _CODE_OF[arr.dtype] = code

@@ -34,24 +34,22 @@ class Issued(NamedTuple):
 def put(win: "Window", target_rank: int, origin: Any, target: Any, request: bool = False) -> Issued:
     o = message(origin, writable=False, what="origin")
     t = target_spec(target, o)
-    core = win._put(o.buffer, o.count, o.dtype, target_rank, t.disp, request, origin_layout=o.layout,
-                    target_layout=t.layout)
+    core = win._put(o.buffer, o.count, o.dtype, target_rank, t.disp, request, o.layout, t.layout)
     return Issued(core, (o.buffer,))
 
 
 def get(win: "Window", target_rank: int, origin: Any, target: Any, request: bool = False) -> Issued:
     o = message(origin, writable=True, what="origin")
     t = target_spec(target, o)
-    core = win._get(o.buffer, o.count, o.dtype, target_rank, t.disp, request, origin_layout=o.layout,
-                    target_layout=t.layout)
+    core = win._get(o.buffer, o.count, o.dtype, target_rank, t.disp, request, o.layout, t.layout)
     return Issued(core, (o.buffer,))
 
 
 def accumulate(win: "Window", target_rank: int, origin: Any, target: Any, op: Any, request: bool = False) -> Issued:
     o = message(origin, writable=False, what="origin", accumulate=True)
     t = target_spec(target, o, accumulate=True)
-    core = win._accumulate(o.buffer, o.count, o.dtype, target_rank, t.disp, op_code(op), request,
-                           origin_layout=o.layout, target_layout=t.layout)
+    core = win._accumulate(o.buffer, o.count, o.dtype, target_rank, t.disp, op_code(op), request, o.layout,
+                           t.layout)
     return Issued(core, (o.buffer,))
 
 
@@ -60,8 +58,9 @@ def get_accumulate(win: "Window", target_rank: int, origin: Any, result: Any, ta
     name = "Rget_accumulate" if request else "Get_accumulate"
     code, r, o = fetching(op, result, origin, NO_OP, same_shape, f"{name} origin and result")
     t = target_spec(target, r, accumulate=True)
-    core = win._get_accumulate(o.buffer, r.buffer, r.count, r.dtype, target_rank, t.disp, code, request,
-                               origin_layout=o.layout, result_layout=r.layout, target_layout=t.layout)
+    # layouts positionally: origin, result, target (keywords cost more in pybind11)
+    core = win._get_accumulate(o.buffer, r.buffer, r.count, r.dtype, target_rank, t.disp, code, request, o.layout,
+                               r.layout, t.layout)
     return Issued(core, (o.buffer, r.buffer))
 
 
