@@ -99,7 +99,7 @@ def cases() -> list[Case]:
     numpy_origin("negative", (6, 8), "C", lambda a: a[::-1, 1], (0, 1, lay), pos)
     lay, pos = window_layout((4, 5, 4), lambda w: w[:, :, 2])
     numpy_origin("plane_3d", (4, 3, 5), "C", lambda a: a[:, 1, :], (0, 1, lay), pos)
-    lay, pos = window_layout((4, 6, 4), lambda w: w[1:3, :, ::-3])
+    lay, pos = window_layout((4, 6, 4), lambda w: w[1:3, 1:5, ::-3])
     numpy_origin("plane_3d_negative", (3, 4, 2, 3), "C", lambda a: a[::2, ::-1, 1, ::2], (0, lay.count, lay), pos)
     lay, pos = window_layout((12, 8), lambda w: w[2:6, 1:3])
     numpy_origin("fortran_strided", (6, 8), "F", lambda a: a[1:5, 2:4], (0, 1, lay), pos)
@@ -227,7 +227,7 @@ def check_bounds() -> int:
     bad: list[tuple[Any, type[BaseException]]] = [
         ((0, 1, Layout((7,), (16,))), onesided.BoundsError),  # last element at 96: one past the end
         ((0, 1, Layout((3,), (-4,))), onesided.BoundsError),  # before the start
-        ((90, 1, Layout((2, 3), (1, 2))), onesided.BoundsError),  # the middle of the window, then past it
+        ((90, 1, Layout((2, 3), (3, 2))), onesided.BoundsError),  # the middle of the window, then past it
         ((6, 1, typ(I8.Create_vector(4, 1, 30))), onesided.BoundsError),
         ((-1, 1, typ(I8.Create_indexed_block(1, [1, 2, 3]))), onesided.BoundsError),  # disp -1, elements inside
         ((0, 1, typ(I8.Create_hindexed([1, 1, 1], [0, 8, 768]))), onesided.BoundsError),
@@ -299,7 +299,7 @@ class Counter:
 
     def next(self, increment: int = 1) -> int:
         self.acc.fill(increment)
-        self.win.Lock(MPI.LOCK_EXCLUSIVE, 0, 0)
+        self.win.Lock(0, MPI.LOCK_EXCLUSIVE)
         self.win.Get(self.got, 0, [0, 1, self.get_type])
         self.win.Accumulate(self.acc, 0, [0, 1, self.acc_type], MPI.SUM)
         self.win.Unlock(0)
