@@ -312,7 +312,7 @@ def _laid_out(arr: np.ndarray, contiguous: bool, count: int | None, displ: int, 
     _need_contiguous(arr, contiguous, what)
     if displ:
         raise ArgumentError(f"{what}: a Layout gives its own offset; displ must be 0, got {displ}")
-    code = dtype_code(arr.dtype if layout.dtype is None else layout.dtype)
+    code = dtype_code(arr.dtype) if layout.code is None else layout.code
     _layout_count(layout, count, what)
     core = layout.to_core(code, dtype_of(code).itemsize)
     if layout.count and (core.lo < 0 or core.hi > arr.nbytes):
@@ -352,7 +352,7 @@ def target(spec: Any, origin: Message, accumulate: bool = False) -> Target:
         per = 1
         if is_datatype(dtype):
             d = _one_type(decode(dtype), "target datatype", accumulate)
-            _same_basic(d.dtype, d.name, origin)
+            _same_basic(d.dtype, origin, d.name)
             if not d.contiguous:
                 copies = _copies(count, d, origin)
                 return Target(disp, _core_layout(d, origin.dtype, copies, 0))
@@ -363,15 +363,15 @@ def target(spec: Any, origin: Message, accumulate: bool = False) -> Target:
                 + f" differs from origin count {origin.count} (onesided does not convert)"
             )
         if dtype is not None:
-            _same_basic(dtype, str(dtype), origin)
+            _same_basic(dtype, origin)
         return Target(disp)
     return Target(integer(spec, "target displacement"))
 
 
-def _same_basic(dtype: Any, name: str, origin: Message) -> None:
+def _same_basic(dtype: Any, origin: Message, name: str = "") -> None:
     if dtype_code(dtype) != origin.dtype:
-        raise ArgumentError(f"target dtype {name} differs from origin dtype {dtype_of(origin.dtype)} (onesided does "
-                            "not convert)")
+        raise ArgumentError(f"target dtype {name or dtype} differs from origin dtype {dtype_of(origin.dtype)} "
+                            "(onesided does not convert)")
 
 
 def _copies(count: int | None, d: Decoded, origin: Message) -> int:
@@ -387,8 +387,9 @@ def _copies(count: int | None, d: Decoded, origin: Message) -> int:
 
 def _target_layout(layout: Layout, count: int | None, origin: Message) -> Any:
     _layout_count(layout, count, "target")
-    if layout.dtype is not None:
-        _same_basic(layout.dtype, f"{layout.dtype} (of the target Layout)", origin)
+    if layout.code is not None and layout.code != origin.dtype:
+        raise ArgumentError(f"target Layout dtype {layout.dtype} differs from origin dtype "
+                            f"{dtype_of(origin.dtype)} (onesided does not convert)")
     if layout.count != origin.count:
         raise ArgumentError(f"target {layout!r} holds {layout.count} elements, origin count is {origin.count} "
                             "(onesided does not convert)")

@@ -41,13 +41,14 @@ class Layout:
     layout's dtype must be the origin's.
     """
 
-    __slots__ = ("shape", "strides", "offset", "dtype", "count", "_core")
+    __slots__ = ("shape", "strides", "offset", "dtype", "count", "code", "_core")
 
     shape: tuple[int, ...]
     strides: tuple[int, ...]
     offset: int
     dtype: np.dtype | None
     count: int
+    code: int | None  # the dtype's table index (None: the call's dtype)
 
     def __init__(self, shape: Sequence[int] | int, strides: Sequence[int] | None = None, offset: int = 0,
                  dtype: Any = None) -> None:
@@ -66,10 +67,12 @@ class Layout:
         self.shape = dims
         self.strides = steps
         self.offset = integer(offset, "Layout offset")
+        self.code = None
         if dtype is not None:
             from ._types import dtype_code, dtype_of
 
-            dtype = dtype_of(dtype_code(dtype))
+            self.code = dtype_code(dtype)
+            dtype = dtype_of(self.code)
         self.dtype = dtype
         self.count = math.prod(dims)
         self._core: dict[int, Any] = {}

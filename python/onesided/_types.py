@@ -62,10 +62,26 @@ def dtype_of(code: int) -> np.dtype:
     return _DTYPES[code]
 
 
+# numpy dtype objects already seen -> table index (the full paths look
+# their buffers' dtypes up on every call).
+_BY_DTYPE: dict[np.dtype, int] = {}
+
+
 def dtype_code(dtype: Any) -> int:
     """The table index of a numpy dtype (or anything np.dtype accepts, or an
     mpi4py Datatype). Raises UnsupportedError for dtypes onesided cannot move
     atomically (float16, structured, object, non-native byte order)."""
+    if isinstance(dtype, np.dtype):
+        known = _BY_DTYPE.get(dtype)
+        if known is not None:
+            return known
+    code = _dtype_code(dtype)
+    if isinstance(dtype, np.dtype):
+        _BY_DTYPE[dtype] = code
+    return code
+
+
+def _dtype_code(dtype: Any) -> int:
     dt = _to_numpy_dtype(dtype)
     if not dt.isnative:
         raise UnsupportedError(f"dtype {dt} is not in native byte order")
