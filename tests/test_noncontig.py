@@ -228,3 +228,43 @@ def test_layout_of_checks_the_view_lies_in_the_base() -> None:
     with pytest.raises(onesided.ArgumentError, match="2 dims in shape but 1 strides"):
         Layout((2, 3), (1,))
     assert Layout((2, 3)).strides == (3, 1)
+
+
+def test_request_forms_no_op_and_single_elements_through_layouts(win) -> None:
+    w = window(win)
+    grid = w.reshape(8, 8)
+    with win.lock(0):
+        grid[:] = np.arange(64).reshape(8, 8)
+    got = np.zeros((8, 3), np.int64)
+    with win.lock(0):
+        req = win.Rget(got[::-1, 1], 0, (0, 1, Layout.of(grid[:, 2], grid)))
+        req.Wait()
+        # an atomic read of a column (NO_OP: no origin) into a strided result
+        win.Get_accumulate(None, got[:, 2], 0, Layout.of(grid[:, 5], grid), onesided.NO_OP)
+    assert np.array_equal(got[::-1, 1], grid[:, 2]) and np.array_equal(got[:, 2], grid[:, 5])
+    assert (got[:, 0] == 0).all()
+    # one element given by a Layout or a derived datatype, for the one-element calls
+    buf, old = np.arange(10, dtype=np.int64), np.full(4, -1, np.int64)
+    pick = MPI.INT64_T.Create_indexed_block(1, [2]).Commit()
+    try:
+        with win.lock(0):
+            win.Fetch_and_op([buf, 1, Layout((1,), offset=7)], [old, 1, pick], 0, 9, onesided.SUM)
+    finally:
+        pick.Free()
+    assert w[9] == 9 + 7 and list(old) == [-1, -1, 9, -1]
+
+
+def test_layouts_on_a_dynamic_window() -> None:
+    win = Window.Create_dynamic()
+    mem = np.zeros((4, 5), np.int64)
+    win.Attach(mem)
+    try:
+        with win.lock(0):
+            win.Put(np.arange(4, dtype=np.int64), 0, (onesided.Get_address(mem), 1, Layout.of(mem[:, 3], mem)))
+            with pytest.raises(onesided.BoundsError):
+                # past the attached region, though inside the address space
+                win.Put(np.arange(5, dtype=np.int64), 0, (onesided.Get_address(mem), 1, Layout((5,), (5,))))
+        assert np.array_equal(mem[:, 3], np.arange(4)) and mem.sum() == 6
+    finally:
+        win.Detach(mem)
+        win.Free()
