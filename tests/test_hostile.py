@@ -177,6 +177,17 @@ BAD_TARGETS: Bad = st.one_of(
     _with(ArgumentTypeError, st.sampled_from([(1, 2.0), (1, "2"), (1, True), ("1",), (1.0,), (None, 2)])),
     _with(ArgumentTypeError, st.sampled_from([(1, 2, (np.int64, 2)), (1, 2, [("a", "i8")])])),
     _with(ArgumentTypeError, st.sampled_from([(), (1, 2, np.int64, 0), {"disp": 1}])),
+    # onesided.Layout targets (the calls move 2 int64 from displacement 1):
+    # outside the window, before it, overlapping, of the wrong size or dtype
+    _with(BoundsError, st.integers(min_value=N - 1, max_value=2**40).map(
+        lambda s: (1, 1, onesided.Layout((2,), (s,))))),
+    _with(BoundsError, st.integers(min_value=-(2**40), max_value=-2).map(
+        lambda s: (1, 1, onesided.Layout((2,), (s,))))),
+    _with(ArgumentError, st.just((1, 1, onesided.Layout((2,), (0,))))),
+    _with(ArgumentError, st.integers(min_value=0, max_value=6).filter(lambda n: n != 2).map(
+        lambda n: onesided.Layout((n,)))),
+    _with(ArgumentError, st.sampled_from([np.float64, np.int32]).map(
+        lambda d: (1, 1, onesided.Layout((2,), dtype=d)))),
 )
 
 BAD_OPS: Bad = st.one_of(
