@@ -268,3 +268,18 @@ def test_layouts_on_a_dynamic_window() -> None:
     finally:
         win.Detach(mem)
         win.Free()
+
+
+def test_datatypes_of_no_elements(win, made) -> None:
+    empty = MPI.INT64_T.Create_contiguous(0).Commit()
+    gap = empty.Create_resized(0, 16).Commit()
+    made += [empty, gap]
+    nothing = np.zeros(0, np.int64)
+    with win.lock(0):
+        win.Put([np.zeros(4, np.int64), 3, empty], 0, (0, 5, gap))
+        win.Put(nothing, 0, (0, None, gap))
+        with pytest.raises(onesided.ArgumentError, match="give a count"):
+            win.Put([np.zeros(4, np.int64), empty], 0)
+        with pytest.raises(onesided.ArgumentError, match="differs from origin count 2"):
+            win.Put(np.ones(2, np.int64), 0, (0, 3, gap))
+    assert (window(win) == 0).all()

@@ -214,7 +214,7 @@ def _message(spec: Any, writable: bool, what: str, accumulate: bool) -> Message:
     per = 1  # basic elements per datatype element
     if is_datatype(dtype):
         d = _one_type(decode(dtype), f"{what} datatype", accumulate)
-        if not d.contiguous:
+        if not d.contiguous or not d.count:
             return _derived(arr, contiguous, count, displ, d, what)
         dtype, per = d.dtype, d.count
     if not contiguous:
@@ -353,7 +353,7 @@ def target(spec: Any, origin: Message, accumulate: bool = False) -> Target:
         if is_datatype(dtype):
             d = _one_type(decode(dtype), "target datatype", accumulate)
             _same_basic(d.dtype, origin, d.name)
-            if not d.contiguous:
+            if not d.contiguous or not d.count:
                 copies = _copies(count, d, origin)
                 return Target(disp, _core_layout(d, origin.dtype, copies, 0))
             dtype, per = d.dtype, d.count
@@ -378,7 +378,7 @@ def _copies(count: int | None, d: Decoded, origin: Message) -> int:
     # The number of copies of a derived target datatype; its elements must
     # be the origin's, one for one (MPI's matching type signatures).
     if count is None:
-        count = origin.count // d.count
+        count = origin.count // d.count if d.count else 0
     if count * d.count != origin.count:
         raise ArgumentError(f"target count {count} x {d.name} ({d.count} elements each) differs from origin count "
                             f"{origin.count} (onesided does not convert)")
