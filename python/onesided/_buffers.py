@@ -299,12 +299,18 @@ def _derived(arr: np.ndarray, contiguous: bool, count: int | None, displ: int, d
 
 
 def _core_layout(d: Decoded, code: int, copies: int, shift: int) -> Any:
-    # Built once per (copies, shift) of a decoded datatype.
+    # Built once per (copies, shift) of a decoded datatype; a program that
+    # varies them call after call keeps only the last few.
     made = d.made.get((copies, shift))
     if made is None:
+        if len(d.made) >= _MADE_KEPT:
+            d.made.clear()
         blocks = [(o + shift, list(dims)) for o, dims in replicated(d, copies)]
         made = d.made[(copies, shift)] = _core.Layout(code, blocks)
     return made
+
+
+_MADE_KEPT = 16
 
 
 def _laid_out(arr: np.ndarray, contiguous: bool, count: int | None, displ: int, layout: Layout,
