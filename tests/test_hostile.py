@@ -518,8 +518,8 @@ class _CudaInterfaceOnly:
 
 def test_buffers_mpi_accepts(target: Target) -> None:
     """bytes/bytearray/array.array/memoryview/DLPack/CUDA-array-interface
-    origins and results; [buf, (count, displ), datatype] selects elements
-    (it was once silently misread)."""
+    origins and results, strided ones too; [buf, (count, displ), datatype]
+    selects elements (it was once silently misread)."""
     win, mem = target.win, target.memory
     mem[:] = 0
     src = np.array([11, 12, 13, 14], np.int64)
@@ -533,6 +533,10 @@ def test_buffers_mpi_accepts(target: Target) -> None:
         ([src, (2, 1), np.int64], 0, src[1:3]),
         ([src, 2, 1, np.int64], 4, src[1:3]),
         ([src.tobytes(), (1, 3), np.int64], 6, src[3:]),
+        # strided, through each protocol: moved in C order, no copy
+        (memoryview(src)[::-3], 2, src[::-3]),
+        (_DLPackOnly(src[::2]), 1, src[::2]),
+        ([_CudaInterfaceOnly(src[::-1]), np.int64], 3, src[::-1]),
     ]:
         mem[:] = 0
         win.Put(origin, 0, disp)
@@ -552,7 +556,7 @@ def test_buffers_mpi_accepts(target: Target) -> None:
     ro = np.zeros(2, np.int64)
     ro.flags.writeable = False
     expect(BufferArgumentError, lambda: win.Get(_DLPackOnly(ro), 0, 0))
-    TRIED["buffers (valid kinds)"] += 10
+    TRIED["buffers (valid kinds)"] += 13
 
 
 # -- one bad rank, every rank raises ----------------------------------------------------
