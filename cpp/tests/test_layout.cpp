@@ -3,8 +3,10 @@
 // compared element by element with the same copy done locally.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <numeric>
 #include <vector>
 
@@ -106,15 +108,39 @@ TEST(Layout, PiecesAreStretchesContiguousOnEverySide) {
 // 1's 8x6 matrix, gets part of rank 1's row 3 into every other element of
 // a local vector, and accumulates (SUM) a 2x2 tile into rank 1's window; rank 1
 // then checks its memory against the same copies done locally.
-bool strided_round_trip(int rank, std::shared_ptr<Bootstrap> boot, const Info& info) {
+// The window of each parameter: its info, whether Create (user memory)
+// makes it, and the path that must be chosen.
+struct Setting {
+  Info info;
+  bool create;
+  const char* path;
+};
+Setting setting(const std::string& name) {
+  if (name == "shared-memory") return {{}, false, "shared-memory"};
+  if (name == "cross-memory") return {{}, true, "cross-memory"};
+  if (name == "shm") return {{{"provider", "shm"}, {"onesided_shared_memory", "off"}}, false, "provider"};
+  return {{{"provider", "tcp;ofi_rxm"}}, false, "provider"};
+}
+
+std::unique_ptr<Window> make_window(const Setting& s, std::size_t bytes, std::shared_ptr<Bootstrap> boot,
+                                    std::vector<std::int64_t>& memory) {
+  memory.assign(bytes / 8, 0);
+  auto win = s.create ? Window::create(memory.data(), bytes, 8, s.info, boot) : Window::allocate(bytes, 8, s.info, boot);
+  if (win->path_name() != s.path) throw std::runtime_error("window took path " + win->path_name());
+  return win;
+}
+
+bool strided_round_trip(int rank, std::shared_ptr<Bootstrap> boot, const Setting& setting) {
   constexpr std::uint64_t kRows = 8, kCols = 6;
   constexpr std::int64_t kRow = kCols * 8;
-  auto win = Window::allocate(kRows * kCols * 8, 8, info, boot);
+  std::vector<std::int64_t> memory;
+  auto win = make_window(setting, kRows * kCols * 8, boot, memory);
   auto* mine = static_cast<std::int64_t*>(win->base());
   for (std::uint64_t i = 0; i < kRows * kCols; ++i) mine[i] = static_cast<std::int64_t>(1000 * rank + i);
   std::vector<std::int64_t> local(kRows * kCols);
   std::iota(local.begin(), local.end(), 0);
   std::vector<std::int64_t> got(2 * kCols, -1);
+  const std::int64_t ones[] = {1, 1, 1, 1};  // origin buffers live until the epoch ends
   win->fence();
   if (rank == 0) {
     const std::uint64_t col[] = {kRows};
@@ -129,7 +155,6 @@ bool strided_round_trip(int rank, std::shared_ptr<Bootstrap> boot, const Info& i
              Layout::contiguous(Dtype::Int64, 4));
     const std::uint64_t tile[] = {2, 2};
     const std::int64_t tile_strides[] = {kRow, 8};
-    const std::int64_t ones[] = {1, 1, 1, 1};
     win->accumulate(ones, Layout::contiguous(Dtype::Int64, 4), 1, 0,
                     Layout::strided(Dtype::Int64, 5 * kRow + 1 * 8, tile, tile_strides), Op::Sum);
   }
@@ -154,20 +179,15 @@ bool strided_round_trip(int rank, std::shared_ptr<Bootstrap> boot, const Info& i
 class LayoutWindowTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(LayoutWindowTest, StridedPutGetAccumulateMatchLocalCopies) {
-  const std::string path = GetParam();
-  const Info info = path == "shared-memory" ? Info{}
-                    : path == "shm"         ? Info{{"provider", "shm"}, {"onesided_shared_memory", "off"}}
-                                            : Info{{"provider", "tcp;ofi_rxm"}};
-  run_pair([&](int rank, std::shared_ptr<Bootstrap> boot) { return strided_round_trip(rank, boot, info); });
+  const Setting s = setting(GetParam());
+  run_pair([&](int rank, std::shared_ptr<Bootstrap> boot) { return strided_round_trip(rank, boot, s); });
 }
 
 TEST_P(LayoutWindowTest, LayoutsOutsideTheWindowRaiseBeforeAnythingIsWritten) {
-  const std::string path = GetParam();
-  const Info info = path == "shared-memory" ? Info{}
-                    : path == "shm"         ? Info{{"provider", "shm"}, {"onesided_shared_memory", "off"}}
-                                            : Info{{"provider", "tcp;ofi_rxm"}};
+  const Setting s = setting(GetParam());
   run_pair([&](int rank, std::shared_ptr<Bootstrap> boot) {
-    auto win = Window::allocate(64, 8, info, boot);  // 8 int64 per rank
+    std::vector<std::int64_t> memory;
+    auto win = make_window(s, 64, boot, memory);  // 8 int64 per rank
     std::memset(win->base(), 0x5a, 64);
     const std::int64_t v[4] = {1, 2, 3, 4};
     bool ok = true;
@@ -203,7 +223,11 @@ TEST_P(LayoutWindowTest, LayoutsOutsideTheWindowRaiseBeforeAnythingIsWritten) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, LayoutWindowTest, ::testing::Values("shared-memory", "shm", "tcp"),
-                         [](const auto& info) { return std::string(info.param == std::string("shared-memory") ? "shared_memory" : info.param); });
+INSTANTIATE_TEST_SUITE_P(Paths, LayoutWindowTest, ::testing::Values("shared-memory", "cross-memory", "shm", "tcp"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 }  // namespace
