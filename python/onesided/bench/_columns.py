@@ -35,8 +35,9 @@ def column_exchange(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: P
     paths = {"shared-memory path": FAST} if s.quick else {"shared-memory path": FAST, "libfabric shm": SHM}
     out: dict[tuple[str, int], dict[str, float]] = {}
     for path, info in paths.items():
-        # libfabric moves a layout's runs one message each for now (tens of
-        # us per run): its rows stop at 1024 and at 20 ops per repetition.
+        # libfabric moves a layout's runs a few per message (the provider's
+        # iovec limit), milliseconds per column: its rows stop at 1024 and
+        # at 20 ops per repetition.
         for rows in ROWS if info is FAST else ROWS[:2]:
             progress(f"column exchange: {path}, {rows} rows")
             nbytes = (rows * COLS + rows) * 8  # the array, then a staging area of one column
