@@ -62,22 +62,23 @@ def dtype_of(code: int) -> np.dtype:
     return _DTYPES[code]
 
 
-# numpy dtype objects already seen -> table index (the full paths look
-# their buffers' dtypes up on every call).
-_BY_DTYPE: dict[np.dtype, int] = {}
+# numpy dtypes, scalar types (np.int64, float) and dtype strings already
+# seen -> table index: the full paths look them up on every call.
+_KNOWN: dict[Any, int] = {}
 
 
 def dtype_code(dtype: Any) -> int:
     """The table index of a numpy dtype (or anything np.dtype accepts, or an
     mpi4py Datatype). Raises UnsupportedError for dtypes onesided cannot move
     atomically (float16, structured, object, non-native byte order)."""
-    if isinstance(dtype, np.dtype):
-        known = _BY_DTYPE.get(dtype)
+    cacheable = isinstance(dtype, (np.dtype, type, str))
+    if cacheable:
+        known = _KNOWN.get(dtype)
         if known is not None:
             return known
     code = _dtype_code(dtype)
-    if isinstance(dtype, np.dtype):
-        _BY_DTYPE[dtype] = code
+    if cacheable:
+        _KNOWN[dtype] = code
     return code
 
 
