@@ -125,6 +125,20 @@ def test_message_rate_table(quick: tuple[subprocess.CompletedProcess[str], Path 
         number(ratio, positive=False)
 
 
+def test_column_exchange_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
+    """Figure 3b: a strided column put beside pack + put and MPI.Win with a
+    vector datatype, every figure and both ratios printed (the figure
+    checks at the target that the column arrived in both libraries)."""
+    rows = tables(quick[0].stdout)["3b"]
+    assert [r[0] for r in rows] == [f"shared-memory path, {n} x 64" for n in (64, 1024, 8192)]
+    for _, strided, packed, mpi, ratio_pack, ratio_mpi in rows:
+        number(strided, "us")
+        number(packed, "us")
+        number(mpi, "us", positive=False)
+        number(ratio_pack, positive=False)
+        number(ratio_mpi, positive=False)
+
+
 def test_contended_commands_and_charts(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
     out, charts = quick[0].stdout, quick[1]
     for n in (2, 4, 8):

@@ -177,6 +177,17 @@ BAD_TARGETS: Bad = st.one_of(
     _with(ArgumentTypeError, st.sampled_from([(1, 2.0), (1, "2"), (1, True), ("1",), (1.0,), (None, 2)])),
     _with(ArgumentTypeError, st.sampled_from([(1, 2, (np.int64, 2)), (1, 2, [("a", "i8")])])),
     _with(ArgumentTypeError, st.sampled_from([(), (1, 2, np.int64, 0), {"disp": 1}])),
+    # onesided.Layout targets (the calls move 2 int64 from displacement 1):
+    # outside the window, before it, overlapping, of the wrong size or dtype
+    _with(BoundsError, st.integers(min_value=N - 1, max_value=2**40).map(
+        lambda s: (1, 1, onesided.Layout((2,), (s,))))),
+    _with(BoundsError, st.integers(min_value=-(2**40), max_value=-2).map(
+        lambda s: (1, 1, onesided.Layout((2,), (s,))))),
+    _with(ArgumentError, st.just((1, 1, onesided.Layout((2,), (0,))))),
+    _with(ArgumentError, st.integers(min_value=0, max_value=6).filter(lambda n: n != 2).map(
+        lambda n: onesided.Layout((n,)))),
+    _with(ArgumentError, st.sampled_from([np.float64, np.int32]).map(
+        lambda d: (1, 1, onesided.Layout((2,), dtype=d)))),
 )
 
 BAD_OPS: Bad = st.one_of(
@@ -195,8 +206,9 @@ def _bad_buffers(n: int, writes: bool, alone: bool) -> Bad:
     choices: list[st.SearchStrategy] = [
         _with(ArgumentTypeError, st.sampled_from(["abcdefgh", 5, 1.5, object(), {}, [1, 2], [None], (), [], True])),
         _with(ArgumentTypeError, st.lists(st.integers(0, 5), min_size=1, max_size=4)),
-        # a strided view
-        _with(BufferArgumentError, st.integers(2, 4).map(lambda k: np.zeros(max(n, 2) * k, np.int64)[::k])),
+        # a strided view with a count that is not its size (a strided view
+        # moves all of its elements; alone it is a valid buffer)
+        _with(ArgumentError, st.integers(2, 4).map(lambda k: [np.zeros(max(n, 2) * k, np.int64)[::k], max(n, 2) + 1])),
         # too small for its count, or (beside other buffers) for the call
         *([] if alone else [_with(ArgumentError, st.integers(0, n - 1).map(lambda k: np.zeros(k, np.int64)))]),
         _with(ArgumentError, st.integers(n + 1, 100).map(lambda k: [np.zeros(n, np.int64), k])),
@@ -214,7 +226,8 @@ def _bad_buffers(n: int, writes: bool, alone: bool) -> Bad:
     ]
     if writes:
         # read-only memory where onesided must write
-        choices.append(_with(BufferArgumentError, st.sampled_from(["bytes", "readonly", "memoryview"]).map(
+        choices.append(_with(BufferArgumentError, st.sampled_from(["bytes", "readonly", "memoryview",
+                                                                   "readonly_strided"]).map(
             lambda k: _readonly_buffer(k, n))))
     else:
         choices.append(_with(ArgumentTypeError, st.just(None)))
@@ -226,6 +239,10 @@ def _readonly_buffer(kind: str, n: int) -> Any:
         return bytes(8 * n)
     if kind == "memoryview":
         return memoryview(bytes(8 * n))
+    if kind == "readonly_strided":
+        a = np.zeros(3 * n, np.int64)[::3]
+        a.flags.writeable = False
+        return a
     a = np.zeros(n, np.int64)
     a.flags.writeable = False
     return a
@@ -248,6 +265,10 @@ def bad_values(call: str, name: str) -> Bad:
         return BAD_OPS
     buffers = [k for k in CALLS[call][0] if k in ("origin", "origin2", "compare", "result")]
     strategy = _bad_buffers(n, writes=name == "result", alone=len(buffers) == 1)
+    if "rmw" in call.lower():
+        # Rmw and Rmw2 take contiguous buffers only
+        strategy = st.one_of(strategy, _with(BufferArgumentError, st.integers(2, 4).map(
+            lambda k: np.zeros(n * k, np.int64)[::k])))
     if n == 1:
         strategy = st.one_of(strategy, _single())
     return strategy
@@ -497,8 +518,8 @@ class _CudaInterfaceOnly:
 
 def test_buffers_mpi_accepts(target: Target) -> None:
     """bytes/bytearray/array.array/memoryview/DLPack/CUDA-array-interface
-    origins and results; [buf, (count, displ), datatype] selects elements
-    (it was once silently misread)."""
+    origins and results, strided ones too; [buf, (count, displ), datatype]
+    selects elements (it was once silently misread)."""
     win, mem = target.win, target.memory
     mem[:] = 0
     src = np.array([11, 12, 13, 14], np.int64)
@@ -512,6 +533,10 @@ def test_buffers_mpi_accepts(target: Target) -> None:
         ([src, (2, 1), np.int64], 0, src[1:3]),
         ([src, 2, 1, np.int64], 4, src[1:3]),
         ([src.tobytes(), (1, 3), np.int64], 6, src[3:]),
+        # strided, through each protocol: moved in C order, no copy
+        (memoryview(src)[::-3], 2, src[::-3]),
+        (_DLPackOnly(src[::2]), 1, src[::2]),
+        ([_CudaInterfaceOnly(src[::-1]), np.int64], 3, src[::-1]),
     ]:
         mem[:] = 0
         win.Put(origin, 0, disp)
@@ -531,7 +556,7 @@ def test_buffers_mpi_accepts(target: Target) -> None:
     ro = np.zeros(2, np.int64)
     ro.flags.writeable = False
     expect(BufferArgumentError, lambda: win.Get(_DLPackOnly(ro), 0, 0))
-    TRIED["buffers (valid kinds)"] += 10
+    TRIED["buffers (valid kinds)"] += 13
 
 
 # -- one bad rank, every rank raises ----------------------------------------------------

@@ -27,6 +27,7 @@ from ._errors import (
 )
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
 from ._atomics_report import AtomicPath, AtomicsReport
+from ._layout import Layout
 from ._mpi_args import Get_address
 from ._mpi_objects import Group, Info, buffer
 from ._request import Request
@@ -110,6 +111,7 @@ __all__ = [
     "WIN_NULL",
     "NullWindow",
     "Request",
+    "Layout",
     "Info",
     "Group",
     "buffer",

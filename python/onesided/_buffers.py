@@ -9,16 +9,26 @@ memory. A buffer is anything exporting the buffer protocol (numpy arrays,
 ``bytes``/``bytearray`` as bytes, ``array.array``, memoryview), DLPack
 (``__dlpack__``) or the CUDA array interface over host memory. A datatype
 is a numpy dtype (or anything ``np.dtype`` takes, but no tuple, list or
-None) or an mpi4py ``MPI.Datatype``.
+None), an mpi4py ``MPI.Datatype`` (named or derived: see
+:mod:`onesided._datatypes`) or an :class:`onesided.Layout`.
 
-A target is ``None``, an integer displacement, or ``(disp[, count[,
-dtype]])``. onesided moves typed elements without conversion, so a target's
-count and dtype must match the origin's.
+A buffer may be strided (any numpy view, negative strides included, or a
+buffer-protocol object with strides): alone it moves all of its elements,
+in C order, as its own dtype, with no copy. A contiguous buffer moves in
+memory order (as MPI sees it). A derived datatype or a Layout describes
+the elements of a contiguous buffer, from its start.
+
+A target is ``None``, an integer displacement, a :class:`onesided.Layout`
+(from displacement 0), or ``(disp[, count[, datatype]])``, the datatype a
+dtype, an mpi4py datatype or a Layout. onesided moves typed elements
+without conversion: the target's basic dtype must be the origin's and it
+must hold as many elements.
 
 Counts, displacements and ranks are integers (``operator.index``; a bool or
 a float is refused, never coerced). Errors: the wrong kind of object is an
 :class:`ArgumentTypeError` (a TypeError), a read-only or non-contiguous
-buffer a :class:`BufferArgumentError` (a BufferError), a wrong value an
+buffer, or a strided one where a datatype describes the layout, a
+:class:`BufferArgumentError` (a BufferError), a wrong value an
 :class:`ArgumentError` (a ValueError).
 """
 
@@ -29,7 +39,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _core
+from ._datatypes import Decoded, decode, is_datatype, replicated
 from ._errors import ArgumentError, ArgumentTypeError, BufferArgumentError
+from ._layout import Layout
 from ._mpi_args import INT64_MAX, integer
 from ._types import dtype_code, dtype_of
 
@@ -38,6 +51,12 @@ class Message(NamedTuple):
     buffer: Any  # an object exporting the buffer protocol (kept alive until completion)
     count: int
     dtype: int  # table index
+    layout: Any = None  # a core Layout of the elements in the buffer, or None (see _buffers' docstring)
+
+
+class Target(NamedTuple):
+    disp: int
+    layout: Any = None  # a core Layout relative to disp, or None: count contiguous elements
 
 
 def _is_buffer(obj: Any) -> bool:
@@ -126,9 +145,11 @@ def as_array(obj: Any, what: str) -> np.ndarray:
 _CODE_OF: dict[np.dtype, int] = {}
 
 
-def message(spec: Any, *, writable: bool, what: str) -> Message:
-    """Parse an origin/result spec into (buffer, count, dtype code), checking
-    that the buffer is contiguous, writable when it must be, and big enough."""
+def message(spec: Any, *, writable: bool, what: str, accumulate: bool = False) -> Message:
+    """Parse an origin/result spec into (buffer, count, dtype code, layout),
+    checking that the buffer is writable when it must be and big enough for
+    its elements. ``accumulate`` words the refusal of mixed-type datatypes
+    for accumulate-style calls."""
     # The common case, a plain C-contiguous ndarray, in a few attribute reads
     # (this runs on every RMA call).
     if type(spec) is np.ndarray:
@@ -136,7 +157,7 @@ def message(spec: Any, *, writable: bool, what: str) -> Message:
         code = _CODE_OF.get(spec.dtype)
         if code is not None and flags.c_contiguous and (flags.writeable or not writable):
             return Message(spec, spec.size, code)
-    return _message(spec, writable, what)
+    return _message(spec, writable, what, accumulate)
 
 
 _FORMS = ("buf, [buf, count], [buf, datatype], [buf, count, datatype], [buf, (count, displ)], "
@@ -156,7 +177,7 @@ def _count_displ(item: Any, what: str) -> tuple[int | None, int]:
     return _count(item, what), 0
 
 
-def _message(spec: Any, writable: bool, what: str) -> Message:
+def _message(spec: Any, writable: bool, what: str, accumulate: bool) -> Message:
     count: int | None = None
     displ = 0
     dtype: Any = None
@@ -185,14 +206,23 @@ def _message(spec: Any, writable: bool, what: str) -> Message:
         raise ArgumentTypeError(f"{what} buffer is required, got None")
     arr = as_array(buf, what)
     flags = arr.flags
-    if not (flags.c_contiguous or flags.f_contiguous):
-        raise BufferArgumentError(f"{what} buffer must be contiguous (got a strided view)")
     if writable and not flags.writeable:
         raise BufferArgumentError(f"{what} buffer is read-only")
+    contiguous = flags.c_contiguous or flags.f_contiguous
+    if isinstance(dtype, Layout):
+        return _laid_out(arr, contiguous, count, displ, dtype, what)
+    per = 1  # basic elements per datatype element
+    if is_datatype(dtype):
+        d = _one_type(decode(dtype), f"{what} datatype", accumulate)
+        if not d.contiguous or not d.count:
+            return _derived(arr, contiguous, count, displ, d, what)
+        dtype, per = d.dtype, d.count
+    if not contiguous:
+        return _strided(arr, None if count is None else count * per, displ, dtype, what)
     code = dtype_code(arr.dtype if dtype is None else dtype)
     if dtype is None:
         _CODE_OF[arr.dtype] = code
-    itemsize = dtype_of(code).itemsize
+    itemsize = dtype_of(code).itemsize * per
     nbytes = arr.nbytes
     if count is None:
         if nbytes % itemsize:
@@ -213,36 +243,163 @@ def _message(spec: Any, writable: bool, what: str) -> Message:
         # be Fortran-ordered); the core writes or reads from their start.
         raw = arr.reshape(-1, order="A").view(np.uint8)
         arr = raw[displ * itemsize : (displ + count) * itemsize] if displ else raw
-    return Message(arr, count, code)
+    return Message(arr, count * per, code)
+
+
+def _strided(arr: np.ndarray, count: int | None, displ: int, dtype: Any, what: str) -> Message:
+    # A strided view moves its own elements, all of them, in C order: the
+    # core reads its strides from the buffer (no copy).
+    code = dtype_code(arr.dtype if dtype is None else dtype)
+    if dtype_of(code).itemsize != arr.itemsize:
+        raise ArgumentError(f"{what}: a strided view moves its own elements, so its dtype must be the size of "
+                            f"them: {dtype_of(code)} is {dtype_of(code).itemsize} bytes, its {arr.dtype} "
+                            f"{arr.itemsize} (onesided does not convert)")
+    if displ or (count is not None and count != arr.size):
+        raise ArgumentError(f"{what}: a strided view moves all of its {arr.size} elements (got count {count}, displ "
+                            f"{displ}); slice the view instead")
+    return Message(arr, arr.size, code)
+
+
+def _one_type(d: Decoded, what: str, accumulate: bool) -> Decoded:
+    if d.mixed:
+        kinds = ", ".join(d.mixed)
+        if accumulate:
+            raise ArgumentError(f"{what} {d.name} mixes basic types ({kinds}): MPI forbids accumulate-style calls on "
+                                "it (a derived datatype must hold one basic type), and onesided moves one basic type "
+                                "per call")
+        raise ArgumentError(f"{what} {d.name} mixes basic types ({kinds}): onesided moves one basic type per call and "
+                            "does not convert or mix types; move each type in its own call")
+    if d.dtype is None:
+        raise ArgumentError(f"{what} {d.name} holds no elements")
+    return d
+
+
+def _need_contiguous(arr: np.ndarray, contiguous: bool, what: str) -> None:
+    if not contiguous:
+        raise BufferArgumentError(f"{what} buffer must be contiguous when a datatype describes its layout (got a "
+                                  "strided view: pass the view alone to move its elements)")
+
+
+def _derived(arr: np.ndarray, contiguous: bool, count: int | None, displ: int, d: Decoded, what: str) -> Message:
+    # [buf, count, displ, datatype] as MPI lays it out: copy k of the
+    # datatype from byte (displ + k) * extent of the buffer's memory.
+    _need_contiguous(arr, contiguous, what)
+    nbytes = arr.nbytes
+    if count is None:
+        if d.extent <= 0:
+            raise ArgumentError(f"{what}: give a count with datatype {d.name} (its extent is {d.extent})")
+        count = max(nbytes // d.extent - displ, 0)
+    code = dtype_code(d.dtype)
+    layout = _core_layout(d, code, count, displ * d.extent)
+    if count and (layout.lo < 0 or layout.hi > nbytes):
+        raise ArgumentError(f"{what} buffer holds {nbytes} bytes but {count} x {d.name}"
+                            + (f" from element {displ}" if displ else "")
+                            + f" reaches bytes [{layout.lo}, {layout.hi})")
+    return Message(arr, count * d.count, code, layout)
+
+
+def _core_layout(d: Decoded, code: int, copies: int, shift: int) -> Any:
+    # Built once per (copies, shift) of a decoded datatype; a program that
+    # varies them call after call keeps only the last few.
+    made = d.made.get((copies, shift))
+    if made is None:
+        if len(d.made) >= _MADE_KEPT:
+            d.made.clear()
+        blocks = [(o + shift, list(dims)) for o, dims in replicated(d, copies)]
+        made = d.made[(copies, shift)] = _core.Layout(code, blocks)
+    return made
+
+
+_MADE_KEPT = 16
+
+
+def _laid_out(arr: np.ndarray, contiguous: bool, count: int | None, displ: int, layout: Layout,
+              what: str) -> Message:
+    _need_contiguous(arr, contiguous, what)
+    if displ:
+        raise ArgumentError(f"{what}: a Layout gives its own offset; displ must be 0, got {displ}")
+    code = dtype_code(arr.dtype) if layout.code is None else layout.code
+    _layout_count(layout, count, what)
+    core = layout.to_core(code, dtype_of(code).itemsize)
+    if layout.count and (core.lo < 0 or core.hi > arr.nbytes):
+        raise ArgumentError(f"{what} buffer holds {arr.nbytes} bytes but {layout!r} reaches bytes "
+                            f"[{core.lo}, {core.hi})")
+    return Message(arr, layout.count, code, core)
+
+
+def _layout_count(layout: Layout, count: int | None, what: str) -> None:
+    if count is not None and count != 1 and count != layout.count:
+        raise ArgumentError(f"{what} count with a Layout is 1 (one copy, as with an MPI datatype) or its "
+                            f"{layout.count} elements, got {count}")
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def target(spec: Any, origin: Message) -> int:
-    """The target displacement of a target spec, after checking that its count
-    and dtype (if given) match the origin's."""
+def target(spec: Any, origin: Message, accumulate: bool = False) -> Target:
+    """The target displacement and layout of a target spec, after checking
+    that its elements are the origin's in number and basic dtype."""
     if spec is None:
-        return 0
+        return Target(0)
     if type(spec) is int:
-        return integer(spec, "target displacement")
+        return Target(integer(spec, "target displacement"))
+    if isinstance(spec, Layout):
+        return Target(0, _target_layout(spec, None, origin))
     if isinstance(spec, (tuple, list)):
         if not 1 <= len(spec) <= 3:
-            raise ArgumentTypeError(f"target must be None, a displacement or (disp[, count[, dtype]]), got {spec!r:.80}")
+            raise ArgumentTypeError(f"target must be None, a displacement, a Layout or (disp[, count[, datatype]]), "
+                                    f"got {spec!r:.80}")
         disp = integer(spec[0], "target displacement")
-        if len(spec) >= 2 and spec[1] is not None:
-            count = integer(spec[1], "target count", 0, INT64_MAX)
-            if count != origin.count:
-                raise ArgumentError(
-                    f"target count {count} differs from origin count {origin.count} (onesided does not convert)"
-                )
-        if len(spec) == 3 and spec[2] is not None and dtype_code(spec[2]) != origin.dtype:
+        count = integer(spec[1], "target count", 0, INT64_MAX) if len(spec) >= 2 and spec[1] is not None else None
+        dtype = spec[2] if len(spec) == 3 else None
+        if isinstance(dtype, Layout):
+            return Target(disp, _target_layout(dtype, count, origin))
+        per = 1
+        if is_datatype(dtype):
+            d = _one_type(decode(dtype), "target datatype", accumulate)
+            _same_basic(d.dtype, origin, d.name)
+            if not d.contiguous or not d.count:
+                copies = _copies(count, d, origin)
+                return Target(disp, _core_layout(d, origin.dtype, copies, 0))
+            dtype, per = d.dtype, d.count
+        if count is not None and count * per != origin.count:
             raise ArgumentError(
-                f"target dtype {spec[2]} differs from origin dtype {dtype_of(origin.dtype)} (onesided does not convert)"
+                f"target count {count}" + (f" x {per} elements" if per != 1 else "")
+                + f" differs from origin count {origin.count} (onesided does not convert)"
             )
-        return disp
-    return integer(spec, "target displacement")
+        if dtype is not None:
+            _same_basic(dtype, origin)
+        return Target(disp)
+    return Target(integer(spec, "target displacement"))
+
+
+def _same_basic(dtype: Any, origin: Message, name: str = "") -> None:
+    if dtype_code(dtype) != origin.dtype:
+        raise ArgumentError(f"target dtype {name or dtype} differs from origin dtype {dtype_of(origin.dtype)} "
+                            "(onesided does not convert)")
+
+
+def _copies(count: int | None, d: Decoded, origin: Message) -> int:
+    # The number of copies of a derived target datatype; its elements must
+    # be the origin's, one for one (MPI's matching type signatures).
+    if count is None:
+        count = origin.count // d.count if d.count else 0
+    if count * d.count != origin.count:
+        raise ArgumentError(f"target count {count} x {d.name} ({d.count} elements each) differs from origin count "
+                            f"{origin.count} (onesided does not convert)")
+    return count
+
+
+def _target_layout(layout: Layout, count: int | None, origin: Message) -> Any:
+    _layout_count(layout, count, "target")
+    if layout.code is not None and layout.code != origin.dtype:
+        raise ArgumentError(f"target Layout dtype {layout.dtype} differs from origin dtype "
+                            f"{dtype_of(origin.dtype)} (onesided does not convert)")
+    if layout.count != origin.count:
+        raise ArgumentError(f"target {layout!r} holds {layout.count} elements, origin count is {origin.count} "
+                            "(onesided does not convert)")
+    return layout.to_core(origin.dtype, dtype_of(origin.dtype).itemsize)
 
 
 def window_memory(memory: Any) -> Any:
@@ -261,10 +418,28 @@ def window_memory(memory: Any) -> Any:
     return memory
 
 
-def single(m: Message, what: str) -> None:
-    """Rule for Fetch_and_op and Compare_and_swap: exactly one element."""
+def single(m: Message, what: str) -> Message:
+    """Rule for Fetch_and_op and Compare_and_swap: exactly one element
+    (given through a datatype or Layout, the bytes of that element)."""
     if m.count != 1:
         raise ArgumentError(f"{what}: expecting a single element, got {m.count}")
+    if m.layout is not None:
+        at = m.layout.lo
+        return Message(m.buffer.reshape(-1, order="A").view(np.uint8)[at:at + dtype_of(m.dtype).itemsize], 1,
+                       m.dtype)
+    return m
+
+
+def plain(m: Message, what: str) -> None:
+    """Rule for Rmw and Rmw2: contiguous buffers, no datatype layout."""
+    if m.layout is not None or (m.buffer is not None and not _contiguous(m.buffer)):
+        raise BufferArgumentError(f"{what} buffer must be contiguous (Rmw and Rmw2 take no strided views or "
+                                  "derived datatypes)")
+
+
+def _contiguous(buf: Any) -> bool:
+    flags = buf.flags if isinstance(buf, np.ndarray) else None
+    return flags is None or flags.c_contiguous or flags.f_contiguous
 
 
 def same_dtype(a: Message, b: Message, what: str) -> None:

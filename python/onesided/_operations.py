@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from . import _mpi_args as mpi_args
-from ._buffers import Message, message, same_dtype, same_shape, single, target as target_displacement
+from ._buffers import Message, message, plain, same_dtype, same_shape, single, target as target_spec
 from ._types import OPS, RMW_OPS, op_code
 
 if TYPE_CHECKING:
@@ -33,20 +33,23 @@ class Issued(NamedTuple):
 
 def put(win: "Window", target_rank: int, origin: Any, target: Any, request: bool = False) -> Issued:
     o = message(origin, writable=False, what="origin")
-    core = win._put(o.buffer, o.count, o.dtype, target_rank, target_displacement(target, o), request)
+    t = target_spec(target, o)
+    core = win._put(o.buffer, o.count, o.dtype, target_rank, t.disp, request, o.layout, t.layout)
     return Issued(core, (o.buffer,))
 
 
 def get(win: "Window", target_rank: int, origin: Any, target: Any, request: bool = False) -> Issued:
     o = message(origin, writable=True, what="origin")
-    core = win._get(o.buffer, o.count, o.dtype, target_rank, target_displacement(target, o), request)
+    t = target_spec(target, o)
+    core = win._get(o.buffer, o.count, o.dtype, target_rank, t.disp, request, o.layout, t.layout)
     return Issued(core, (o.buffer,))
 
 
 def accumulate(win: "Window", target_rank: int, origin: Any, target: Any, op: Any, request: bool = False) -> Issued:
-    o = message(origin, writable=False, what="origin")
-    disp = target_displacement(target, o)
-    core = win._accumulate(o.buffer, o.count, o.dtype, target_rank, disp, op_code(op), request)
+    o = message(origin, writable=False, what="origin", accumulate=True)
+    t = target_spec(target, o, accumulate=True)
+    core = win._accumulate(o.buffer, o.count, o.dtype, target_rank, t.disp, op_code(op), request, o.layout,
+                           t.layout)
     return Issued(core, (o.buffer,))
 
 
@@ -54,28 +57,29 @@ def get_accumulate(win: "Window", target_rank: int, origin: Any, result: Any, ta
                    request: bool = False) -> Issued:
     name = "Rget_accumulate" if request else "Get_accumulate"
     code, r, o = fetching(op, result, origin, NO_OP, same_shape, f"{name} origin and result")
-    disp = target_displacement(target, r)
-    core = win._get_accumulate(o.buffer, r.buffer, r.count, r.dtype, target_rank, disp, code, request)
+    t = target_spec(target, r, accumulate=True)
+    # layouts positionally: origin, result, target (keywords cost more in pybind11)
+    core = win._get_accumulate(o.buffer, r.buffer, r.count, r.dtype, target_rank, t.disp, code, request, o.layout,
+                               r.layout, t.layout)
     return Issued(core, (o.buffer, r.buffer))
 
 
 def fetch_and_op(win: "Window", target_rank: int, origin: Any, result: Any, target_disp: int, op: Any) -> Issued:
     code, r, o = fetching(op, result, origin, NO_OP, same_dtype, "Fetch_and_op origin and result")
-    single(r, "Fetch_and_op result")
-    single(o, "Fetch_and_op origin")
+    r = single(r, "Fetch_and_op result")
+    o = single(o, "Fetch_and_op origin")
     win._fetch_and_op(o.buffer, r.buffer, r.dtype, target_rank, target_disp, code)
     return Issued(None, (o.buffer, r.buffer))
 
 
 def compare_and_swap(win: "Window", target_rank: int, origin: Any, compare: Any, result: Any,
                      target_disp: int) -> Issued:
-    o = message(origin, writable=False, what="origin")
-    c = message(compare, writable=False, what="compare")
-    r = message(result, writable=True, what="result")
+    o = message(origin, writable=False, what="origin", accumulate=True)
+    c = message(compare, writable=False, what="compare", accumulate=True)
+    r = message(result, writable=True, what="result", accumulate=True)
     for m, name in ((o, "origin"), (c, "compare")):
         same_dtype(m, r, f"Compare_and_swap {name} and result")
-    for m, name in ((o, "origin"), (c, "compare"), (r, "result")):
-        single(m, f"Compare_and_swap {name}")
+    o, c, r = (single(m, f"Compare_and_swap {name}") for m, name in ((o, "origin"), (c, "compare"), (r, "result")))
     win._compare_and_swap(o.buffer, c.buffer, r.buffer, r.dtype, target_rank, target_disp)
     return Issued(None, (o.buffer, c.buffer, r.buffer))
 
@@ -83,6 +87,8 @@ def compare_and_swap(win: "Window", target_rank: int, origin: Any, compare: Any,
 def rmw(win: "Window", target_rank: int, origin: Any, result: Any, target_disp: int, op: Any, assertion: int,
         request: bool = False) -> Issued:
     code, r, o = fetching(op, result, origin, RMW_INC, same_shape, "Rmw origin and result")
+    plain(r, "Rmw result")
+    plain(o, "Rmw origin")
     core = win._rmw(code, o.buffer, r.buffer, r.count, r.dtype, target_rank, target_disp,
                     mpi_args.assertion(assertion), request)
     return Issued(core, (r.buffer, o.buffer))
@@ -91,8 +97,10 @@ def rmw(win: "Window", target_rank: int, origin: Any, result: Any, target_disp: 
 def rmw2(win: "Window", target_rank: int, origin: Any, origin2: Any, result: Any, target_disp: int, op: Any,
          assertion: int, request: bool = False) -> Issued:
     code, r, o = fetching(op, result, origin, None, same_shape, "Rmw origin and result")
-    o2 = message(origin2, writable=False, what="origin2")
+    o2 = message(origin2, writable=False, what="origin2", accumulate=True)
     same_shape(o2, r, "Rmw2 origin2 and result")
+    for m, name in ((r, "result"), (o, "origin"), (o2, "origin2")):
+        plain(m, f"Rmw2 {name}")
     core = win._rmw2(code, o.buffer, o2.buffer, r.buffer, r.count, r.dtype, target_rank, target_disp,
                      mpi_args.assertion(assertion), request)
     return Issued(core, (r.buffer, o.buffer, o2.buffer))
@@ -105,9 +113,9 @@ def fetching(op: Any, result: Any, origin: Any, without_operand: int | None,
     RMW_INC: no operand to read); else it must satisfy ``rule`` against
     the result (same dtype, or same dtype and count)."""
     code = op_code(op)
-    r = message(result, writable=True, what="result")
+    r = message(result, writable=True, what="result", accumulate=True)
     if origin is None and code == without_operand:
         return code, r, Message(None, r.count, r.dtype)
-    o = message(origin, writable=False, what="origin")
+    o = message(origin, writable=False, what="origin", accumulate=True)
     rule(o, r, what)
     return code, r, o

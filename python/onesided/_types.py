@@ -62,10 +62,27 @@ def dtype_of(code: int) -> np.dtype:
     return _DTYPES[code]
 
 
+# numpy dtypes, scalar types (np.int64, float) and dtype strings already
+# seen -> table index: the full paths look them up on every call.
+_KNOWN: dict[Any, int] = {}
+
+
 def dtype_code(dtype: Any) -> int:
     """The table index of a numpy dtype (or anything np.dtype accepts, or an
     mpi4py Datatype). Raises UnsupportedError for dtypes onesided cannot move
     atomically (float16, structured, object, non-native byte order)."""
+    cacheable = isinstance(dtype, (np.dtype, type, str))
+    if cacheable:
+        known = _KNOWN.get(dtype)
+        if known is not None:
+            return known
+    code = _dtype_code(dtype)
+    if cacheable:
+        _KNOWN[dtype] = code
+    return code
+
+
+def _dtype_code(dtype: Any) -> int:
     dt = _to_numpy_dtype(dtype)
     if not dt.isnative:
         raise UnsupportedError(f"dtype {dt} is not in native byte order")

@@ -16,6 +16,9 @@ On 2 ranks it prints, as markdown tables with the ratio onesided / MPI.Win:
 2. put and get bandwidth from 8 B to 4 MiB (64 ops then one Flush, as OSU's
    put_bw), with a single-process memcpy column for reference;
 3. message rate: 8-byte puts and accumulates, 256 per Flush;
+3b. column exchange (a halo's strided put of one column): onesided's
+   strided put beside copy-to-contiguous + put and beside ``MPI.Win`` with
+   a vector datatype;
 4. (full mode only) onesided's atomics by path: native and software, on
    libfabric shm and tcp, shared memory off.
 
@@ -82,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     import onesided
 
     from . import _figures as fig
+    from ._columns import column_exchange, column_exchange_text
     from ._plot import have_matplotlib, write_charts
 
     comm = MPI.COMM_WORLD
@@ -127,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     rate = fig.message_rate(comm, MPI, onesided, settings, progress)
     if rank0:
         say(fig.message_rate_text(rate, settings))
+    columns = column_exchange(comm, MPI, onesided, settings, progress)
+    if rank0:
+        say(column_exchange_text(columns, settings))
     if args.all:
         status = _contended(comm, MPI, onesided, settings, progress, say)
     if not settings.quick:
