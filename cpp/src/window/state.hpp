@@ -78,6 +78,7 @@ struct WindowState {
 
   void check_live() const {
     if (freed.load(std::memory_order_acquire)) raise(ErrorCategory::Epoch, "the window has been freed");
+    if (endpoint && endpoint->progress().forked()) raise_forked("the window");
     if (const int r = dead_rank.load(std::memory_order_acquire); r >= 0) raise_dead(r);
   }
   // This thread sees what this process's progress delivered (synchronisation
