@@ -7,8 +7,9 @@ launcher), the job must fail, and nothing the job made may stay in
 next onesided process does so at start).
 
 The in-library detection (a survivor waiting for a dead rank raises,
-whatever started the ranks) is tested in cpp/tests/test_window.cpp
-(RankDeath.*), where nothing kills the survivor first."""
+whatever started the ranks) is tested where nothing kills the survivor
+first: test_unsupervised_survivor_raises_naming_the_dead_rank below, and
+cpp/tests/test_window.cpp (RankDeath.*)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,17 @@ import os
 import re
 import time
 
+import secrets
+import subprocess
+import sys
+
 import pytest
 
 import onesided
-from conftest import run_ranks
+from conftest import RANKS, run_ranks
+from onesided._coordinator import Coordinator
 
-STATES = ["lock", "flush", "fence", "pscw"]
+STATES = ["lock", "flush", "request", "fence", "pscw"]
 
 
 def leftovers(pids: list[str]) -> list[str]:
@@ -45,3 +51,49 @@ def test_rank_death_ends_the_job_within_5_s(state: str, launcher: str, path: str
     if launcher == "mpiexec":
         onesided._core.remove_stale_shared_memory()  # what the next onesided process does at start
     assert leftovers(pids) == [], "left in /dev/shm"
+
+
+# The states whose survivor waits for the dead rank itself. On the shared-
+# memory path requests and flushes complete without the target (its memory
+# is mapped here), so only the provider path can hang there.
+UNSUPERVISED = [
+    ("request", "provider"),
+    ("request_test", "provider"),
+    ("flush", "provider"),
+    ("lock", "shared"),
+    ("lock", "provider"),
+]
+
+
+@pytest.mark.parametrize(("state", "path"), UNSUPERVISED)
+def test_unsupervised_survivor_raises_naming_the_dead_rank(state: str, path: str) -> None:
+    """Nothing stops the survivor: the ranks are plain processes started here
+    around onesided's coordinator (which serves collectives and kills no
+    one; Hydra stops the others even with -disable-auto-cleanup). The
+    survivor's own wait must raise a onesided.Error naming rank 1 within 5 s."""
+    token = secrets.token_hex(16)
+    with Coordinator(2, token.encode("ascii")) as coordinator:
+        procs = []
+        for rank in range(2):
+            env = dict(os.environ, ONESIDED_TEST_PROVIDER="shm", FAULTS_UNSUPERVISED="1")
+            env.update(ONESIDED_COORD=coordinator.address, ONESIDED_RANK=str(rank), ONESIDED_SIZE="2")
+            env.update(ONESIDED_TOKEN=token, ONESIDED_TEST_COMM="onesided")
+            env["PYTHONPATH"] = os.pathsep.join([str(RANKS), *filter(None, [env.get("PYTHONPATH")])])
+            cmd = [sys.executable, str(RANKS / "faults.py"), state, path]
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env))
+        outs = []
+        for proc in procs:
+            try:
+                outs.append(proc.communicate(timeout=30)[0])
+            except subprocess.TimeoutExpired:
+                for p in procs:
+                    p.kill()
+                pytest.fail(f"a rank did not end\n{[p.communicate()[0] for p in procs]}")
+    text = "\n".join(f"rank {r}:\n{o}" for r, o in enumerate(outs))
+    kills = re.findall(r"^KILL ([0-9.]+)", outs[1], re.M)
+    raised = re.findall(r"^RAISED ([0-9.]+)", outs[0], re.M)
+    assert kills and raised, text
+    assert float(raised[0]) - float(kills[0]) < 5.0, text
+    assert re.search(r"^SURVIVOR TransportError: rank 1 \(pid \d+\) has died", outs[0], re.M), text
+    onesided._core.remove_stale_shared_memory()
+    assert leftovers(re.findall(r"^PID (\d+)", outs[0] + outs[1], re.M)) == [], "left in /dev/shm"

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "transport/doorbell.hpp"
@@ -56,5 +57,34 @@ TEST(Doorbell, RingingAnAwakeProcessLeavesItsWordAlone) {
   const std::uint32_t before = std::atomic_ref<std::uint32_t>(bell->rings).load();
   Doorbell::ring(*bell);
   EXPECT_EQ(std::atomic_ref<std::uint32_t>(bell->rings).load(), before);
+  Doorbell::remove_own();
+}
+
+// A child made by fork() has its own bell, not its parent's (which it
+// inherits mapped): its sleeps are rung by its own ringers, it never
+// consumes its parent's rings, and its remove_own() leaves the parent's
+// name alone. (Before, own() was a function-local static the child shared;
+// --gtest_repeat=2 failed the test above.)
+TEST(Doorbell, AForkedChildHasItsOwnBellAndLeavesTheParentsAlone) {
+  BellWord* mine = Doorbell::own();
+  ASSERT_NE(mine, nullptr);
+  const std::string parent_name = "/dev/shm/onesided-bell-" + std::to_string(::getpid());
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    BellWord* theirs = Doorbell::own();
+    if (!theirs || theirs == mine) std::_Exit(2);
+    const std::string child_name = "/dev/shm/onesided-bell-" + std::to_string(::getpid());
+    if (::access(child_name.c_str(), F_OK) != 0) std::_Exit(3);
+    Doorbell::remove_own();
+    if (::access(child_name.c_str(), F_OK) == 0) std::_Exit(4);
+    std::_Exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: the parent's bell, 3: no bell of its own, 4: not removed";
+  EXPECT_EQ(::access(parent_name.c_str(), F_OK), 0) << "the child removed its parent's bell";
+  EXPECT_EQ(Doorbell::own(), mine);
   Doorbell::remove_own();
 }

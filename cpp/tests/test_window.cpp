@@ -283,3 +283,42 @@ TEST(RankDeath, WaiterOnALockTheDeadRankHeldRaisesWithLockMessages) {
   survivor_sees_death({{"onesided_shared_memory", "off"}}, true);
 }
 TEST(RankDeath, FlushToADeadTargetRaises) { survivor_sees_death({{"onesided_shared_memory", "off"}}, false); }
+
+// A request's wait watches its target as window waits do: a get-accumulate
+// (it needs the target's progress on every path) to a dead rank raises,
+// naming it, within seconds; Test loops do too.
+namespace {
+void request_to_the_dead_raises(bool test_loop) {
+  run_pair(
+      [&](int rank, std::shared_ptr<Bootstrap> boot) {
+        auto win = Window::allocate(64, 8, {{"onesided_shared_memory", "off"}}, boot);
+        if (rank == 0) win->lock_all();
+        boot->barrier();
+        if (rank == 1) ::kill(::getpid(), SIGKILL);
+        const auto t0 = std::chrono::steady_clock::now();
+        std::string what;
+        try {
+          std::int64_t one = 1, got = 0;
+          for (int i = 0; i < 1000000; ++i) {
+            Request req;
+            win->get_accumulate(&one, &got, 1, Dtype::Int64, 1, 0, Op::Sum, &req);
+            if (test_loop) {
+              while (!req.test()) {
+              }
+            } else {
+              req.wait();
+            }
+          }
+        } catch (const Error& e) {
+          what = e.what();
+        }
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        fprintf(stderr, "survivor: %.2f s: %s\n", s, what.c_str());
+        return what.find("rank 1") != std::string::npos && what.find("died") != std::string::npos && s < 5;
+      },
+      1);
+}
+}  // namespace
+
+TEST(RankDeath, RequestWaitOnADeadTargetRaises) { request_to_the_dead_raises(false); }
+TEST(RankDeath, RequestTestLoopOnADeadTargetRaises) { request_to_the_dead_raises(true); }

@@ -12,6 +12,12 @@ from __future__ import annotations
 
 import atexit
 
+from ._crash_signals import keep_signals_visible
+
+# Before the core (and with it libfabric and libinfinipath) is loaded: a
+# crashing or killed rank must die of its signal, not exit(1) with a .btr file.
+keep_signals_visible()
+
 from . import _core, _errors
 from ._errors import (
     ArgumentError,

@@ -255,8 +255,8 @@ class Window(WindowSurface, WindowSync, _core.Window, metaclass=_WindowType):
             self.Free()
 
     def __bool__(self) -> bool:
-        """False once freed (as ``MPI.Win`` after ``Free``)."""
-        return not self._freed
+        """False once freed (as ``MPI.Win`` after ``Free``) or never created."""
+        return not self._freed and self._created()
 
     def __eq__(self, other: object) -> bool:
         return other is self

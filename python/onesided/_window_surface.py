@@ -69,6 +69,12 @@ class WindowSurface(_Base):
     def __reduce__(self) -> Any:
         raise ArgumentError("cannot serialize 'onesided.Window' instance: a window is local to its processes")
 
+    def _created(self) -> bool:
+        """Whether a constructor ran: ``Window.__new__(Window)`` alone sets
+        none of creation's instance attributes (``_comm`` among them), so
+        such a window is false, as a freed one is."""
+        return "_comm" in vars(self)
+
     # -- attributes ------------------------------------------------------------
 
     def tomemory(self) -> Any:

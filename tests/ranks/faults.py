@@ -2,9 +2,9 @@
 must end within seconds: raise a onesided.Error naming the dead rank, or be
 stopped by whatever started them. tests/test_faults.py runs it.
 
-Usage: faults.py STATE PATH, STATE one of lock, lock_all, flush, fence,
-pscw; PATH shared (Allocate: the shared-memory path) or provider (Create
-over libfabric). Rank 1 dies; rank 0 is the survivor and prints
+Usage: faults.py STATE PATH, STATE one of lock, lock_all, flush, request
+(Request.Wait), request_test (a Request.Test loop), fence, pscw; PATH shared
+(Allocate: the shared-memory path) or provider (Create over libfabric). Rank 1 dies; rank 0 is the survivor and prints
 "SURVIVOR <error class>: <message>" if it gets an error.
 """
 
@@ -61,6 +61,27 @@ try:
             win.Fetch_and_op(one, got, 1, 0)
             win.Flush(1)
         win.Unlock_all()
+    elif state in ("request", "request_test"):
+        # Rank 0 waits on requests to rank 1 after rank 1 died: a get and a
+        # get-accumulate (which needs the target's progress on every path).
+        # Its epoch is open before the death, so nothing but the requests
+        # waits for rank 1.
+        if rank == 0:
+            win.Lock_all()
+        comm.Barrier()
+        if rank == 1:
+            die()
+        def complete(request: onesided.Request) -> None:
+            if state == "request":
+                request.Wait()
+            else:  # the Test loop Waitany runs
+                while not request.Test():
+                    pass
+
+        for _ in range(100000):
+            complete(win.Rget(got, 1, 0))
+            complete(win.Rget_accumulate(one, got, 1, 0, op=onesided.SUM))
+        win.Unlock_all()
     elif state == "fence":
         win.Fence()
         if rank == 1:
@@ -74,4 +95,9 @@ try:
     print("SURVIVOR finished without error", flush=True)
 except onesided.Error as e:
     print(f"SURVIVOR {type(e).__name__}: {e}", flush=True)
+    print(f"RAISED {time.time():.3f}", flush=True)
+    if os.environ.get("FAULTS_UNSUPERVISED"):
+        # Nothing stops this rank, and MPI_Finalize would wait for the dead
+        # one: leave at once.
+        os._exit(3)
     sys.exit(3)

@@ -2,6 +2,8 @@
 // as well as at the flush, unlock or fence that covers its target.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 
 namespace onesided {
@@ -15,18 +17,27 @@ class Request {
  public:
   Request() = default;
   // Returns once the operation is complete at the origin and the target (a
-  // fetched result is valid). Raises if it failed.
+  // fetched result is valid). Raises if it failed, or (target on this host)
+  // within about 100 ms of finding the target's process dead.
   void wait();
-  // Drives progress once; true once wait() would return at once.
+  // Drives progress once; true once wait() would return at once. Raises as
+  // wait() does; the target's process is looked at every 100 ms at most.
   bool test();
   bool valid() const { return state_ != nullptr; }
 
  private:
   friend class Window;
-  Request(std::shared_ptr<detail::RequestState> state, std::shared_ptr<detail::Endpoint> endpoint)
-      : state_(std::move(state)), endpoint_(std::move(endpoint)) {}
+  // target_pid: the target's process when it is on this host and another
+  // process (0: nothing to watch; the transport reports a broken peer).
+  Request(std::shared_ptr<detail::RequestState> state, std::shared_ptr<detail::Endpoint> endpoint, int target,
+          std::int64_t target_pid)
+      : state_(std::move(state)), endpoint_(std::move(endpoint)), target_(target), target_pid_(target_pid) {}
+  void check_target();
   std::shared_ptr<detail::RequestState> state_;
   std::shared_ptr<detail::Endpoint> endpoint_;
+  int target_ = -1;
+  std::int64_t target_pid_ = 0;
+  std::chrono::steady_clock::time_point next_check_{};  // test()'s next look at the target
 };
 
 }  // namespace onesided

@@ -26,6 +26,8 @@ namespace {
 
 std::string name_of(pid_t pid) { return "/onesided-bell-" + std::to_string(pid); }
 
+// glibc's shm_open opens with O_CLOEXEC, and the descriptor is closed before
+// returning: none outlives the call, so none leaks into exec'd or forked children.
 BellWord* map_bell(pid_t pid, bool create) {
   const std::string name = name_of(pid);
   const int fd = ::shm_open(name.c_str(), O_RDWR | (create ? O_CREAT : 0), 0600);
@@ -45,21 +47,39 @@ std::mutex& bells_mutex() {
   return m;
 }
 
+// This process's bell, keyed by pid: a child made by fork() inherits the
+// parent's record (and mapping) but is another process, so its first own()
+// makes the child's bell instead of sharing, ringing or consuming the
+// parent's, and its remove_own() never touches the parent's name.
+struct OwnBell {
+  std::mutex mutex;
+  pid_t pid = 0;             // the process `bell` belongs to (0: none made)
+  BellWord* bell = nullptr;  // null if making it failed
+};
+OwnBell& own_bell() {
+  static OwnBell b;
+  return b;
+}
+
 }  // namespace
 
 BellWord* Doorbell::own() {
-  // A bell left by a dead process with this pid is reused (and reset);
-  // those of other dead processes are removed.
-  static BellWord* bell = [] {
+  OwnBell& o = own_bell();
+  const pid_t me = ::getpid();
+  std::lock_guard lk(o.mutex);
+  if (o.pid != me) {
+    // A bell left by a dead process with this pid is reused (and reset);
+    // those of other dead processes are removed.
     remove_stale_shared_memory();
-    BellWord* b = map_bell(::getpid(), true);
+    BellWord* b = map_bell(me, true);
     if (b) {
       std::atomic_ref<std::uint32_t>(b->sleepers).store(0);
       std::atomic_ref<std::uint32_t>(b->rings).store(0);
     }
-    return b;
-  }();
-  return bell;
+    o.pid = me;
+    o.bell = b;
+  }
+  return o.bell;
 }
 
 BellWord* Doorbell::of(pid_t pid) {
@@ -74,7 +94,13 @@ BellWord* Doorbell::of(pid_t pid) {
 }
 
 void Doorbell::remove_own() {
-  if (own()) ::shm_unlink(name_of(::getpid()).c_str());
+  // Only a bell this very process made: never the parent's (after fork), and
+  // no bell is made just to be removed. The page stays mapped (progress
+  // engines may still sleep on it); a later own() makes a new named bell.
+  OwnBell& o = own_bell();
+  std::lock_guard lk(o.mutex);
+  if (o.bell && o.pid == ::getpid()) ::shm_unlink(name_of(o.pid).c_str());
+  if (o.pid == ::getpid()) o.pid = 0;
 }
 
 void Doorbell::wait(BellWord& bell, std::chrono::microseconds limit, const std::function<bool()>& ready) {

@@ -35,7 +35,9 @@ class Doorbell {
   // Process `pid`'s bell on this host, mapped once and cached; null if it
   // cannot be opened.
   static BellWord* of(pid_t pid);
-  // Removes this process's bell name (process exit).
+  // Removes this process's bell name (process exit); the mapping stays valid,
+  // and a later own() makes a new bell. A forked child never removes its
+  // parent's.
   static void remove_own();
 
   // Sleeps up to `limit` unless rung; `ready()` is checked after announcing

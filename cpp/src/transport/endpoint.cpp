@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "transport/doorbell.hpp"
+#include "transport/fork_generation.hpp"
 #include "onesided/error.hpp"
 #include "memory/stale_shm.hpp"
 #include "onesided/runtime.hpp"
@@ -23,7 +24,10 @@ std::map<std::string, std::shared_ptr<Endpoint>>& registry() {
 std::shared_ptr<Endpoint> Endpoint::get(const std::string& provider, bool loopback) {
   std::lock_guard lk(registry_mutex);
   auto& endpoints = registry();
-  if (auto it = endpoints.find(provider); it != endpoints.end()) return it->second;
+  if (auto it = endpoints.find(provider); it != endpoints.end()) {
+    if (it->second->progress().forked()) raise_forked("the provider's endpoint");
+    return it->second;
+  }
   // Open first: a provider that fails to open leaves no entry behind.
   auto ep = std::make_shared<Endpoint>(open_fabric_transport(provider, loopback));
   endpoints.emplace(provider, ep);
@@ -38,7 +42,10 @@ void Endpoint::shutdown_all() {
   }
   // Windows the program never freed still hold their endpoint; its thread
   // must not outlive the interpreter and libfabric's own teardown.
-  for (auto& [name, ep] : doomed) ep->progress().stop();
+  for (auto& [name, ep] : doomed) {
+    ep->progress().stop();
+    if (ep->progress().forked()) new std::shared_ptr<Endpoint>(ep);  // the parent's: never closed here
+  }
   Doorbell::remove_own();
 }
 
@@ -48,6 +55,14 @@ Endpoint::Endpoint(std::unique_ptr<Transport> transport) : transport_(std::move(
 }
 
 Endpoint::~Endpoint() {
+  if (progress_->forked()) {
+    // In a child made by fork(): closing would tear down the parent's
+    // provider objects (shm regions are named, shared); let them be.
+    progress_->stop();
+    (void)progress_.release();
+    (void)transport_.release();
+    return;
+  }
   progress_.reset();  // join the thread before the transport goes
 }
 

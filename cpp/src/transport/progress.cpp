@@ -31,10 +31,17 @@ ProgressEngine::~ProgressEngine() { stop(); }
 
 void ProgressEngine::stop() {
   stop_ = true;
+  if (forked()) {
+    // The thread is the parent's; joining or detaching its handle would
+    // free a stack this process does not own. Leaked: the child holds it.
+    if (thread_.joinable()) new std::thread(std::move(thread_));
+    return;
+  }
   if (thread_.joinable()) thread_.join();
 }
 
 std::size_t ProgressEngine::poll() {
+  check_not_forked(made_in_, "this endpoint");
   try {
     const std::size_t n = transport_.progress();
     // What this poll wrote (data the provider placed, which raises no event

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "transport/doorbell.hpp"
+#include "transport/fork_generation.hpp"
 #include "onesided/error.hpp"
 #include "transport/transport.hpp"
 
@@ -53,7 +54,13 @@ class ProgressEngine {
   void observe() const { (void)delivered_.load(std::memory_order_acquire); }
 
   // Joins the background thread (process exit); waiters still progress.
+  // In a child made by fork() the thread does not exist: its handle is let go.
   void stop();
+
+  // Whether this engine is the parent's, seen from a child made by fork():
+  // it must then neither poll (the provider's queues are still the
+  // parent's) nor be torn down (see fork_generation.hpp).
+  bool forked() const { return fork_generation() != made_in_; }
 
   // While a remote origin holds a passive-target lock here, RMA may arrive
   // at any moment and (on shm) needs this process to poll: stay hot rather
@@ -91,6 +98,7 @@ class ProgressEngine {
   std::chrono::microseconds hot_;       // then short naps until this long after it
   std::chrono::microseconds max_nap_;   // longest sleep while idle
   BellWord* bell_ = nullptr;           // null: plain sleeps
+  std::uint64_t made_in_ = fork_generation();
   std::thread thread_;
 };
 

@@ -1,16 +1,32 @@
-// Request: waits for the transfers of one operation (request_state.hpp).
+// Request: waits for the transfers of one operation (request_state.hpp),
+// watching the target's process as window waits watch their peers
+// (peer_watch.hpp): an operation whose target died never completes.
 #include "transport/endpoint.hpp"
+#include "memory/process.hpp"
 #include "onesided/error.hpp"
 #include "onesided/request.hpp"
 #include "paths/request_state.hpp"
+#include "window/peer_watch.hpp"
+
+#include <string>
 
 namespace onesided {
+
+void Request::check_target() {
+  if (target_pid_ > 0 && detail::process_gone(static_cast<pid_t>(target_pid_)))
+    raise(ErrorCategory::Transport, "rank " + std::to_string(target_) + " (pid " + std::to_string(target_pid_) +
+                                        ") has died; the request's operation cannot complete");
+}
 
 void Request::wait() {
   if (!state_) return;
   auto& s = *state_;
   if (s.release_held) s.release_held();
-  endpoint_->progress().wait([&] { return s.pending.load(std::memory_order_acquire) == 0; });
+  auto done = [&] { return s.pending.load(std::memory_order_acquire) == 0; };
+  if (target_pid_ > 0)
+    detail::wait_watching(endpoint_->progress(), done, [this] { check_target(); });
+  else
+    endpoint_->progress().wait(done);
   if (s.failed) {
     std::lock_guard lk(s.mutex);
     raise(ErrorCategory::Transport, "the operation failed: " + s.error);
@@ -21,7 +37,16 @@ bool Request::test() {
   if (!state_) return true;
   if (state_->release_held) state_->release_held();
   if (state_->pending.load(std::memory_order_acquire) != 0) endpoint_->progress().poll();
-  if (state_->pending.load(std::memory_order_acquire) != 0) return false;
+  if (state_->pending.load(std::memory_order_acquire) != 0) {
+    if (target_pid_ > 0) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= next_check_) {
+        next_check_ = now + detail::kPeerCheck;
+        check_target();
+      }
+    }
+    return false;
+  }
   wait();  // raises if it failed
   return true;
 }

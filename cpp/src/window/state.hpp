@@ -28,6 +28,7 @@
 #include "order/order_tracker.hpp"
 #include "order/ordering.hpp"
 #include "transport/protocol.hpp"
+#include "window/peer_watch.hpp"
 #include "memory/shared_segment.hpp"
 
 namespace onesided::detail {
@@ -77,6 +78,7 @@ struct WindowState {
 
   void check_live() const {
     if (freed.load(std::memory_order_acquire)) raise(ErrorCategory::Epoch, "the window has been freed");
+    if (endpoint && endpoint->progress().forked()) raise_forked("the window");
     if (const int r = dead_rank.load(std::memory_order_acquire); r >= 0) raise_dead(r);
   }
   // This thread sees what this process's progress delivered (synchronisation
@@ -86,24 +88,19 @@ struct WindowState {
   // error naming the first dead rank. Elsewhere the transport reports it.
   void check_peers() const;
   [[noreturn]] void raise_dead(int r) const;
+  // The pid a wait for `target` alone watches (a Request's): another
+  // process on this host, else 0 (nothing to watch).
+  std::int64_t watched_pid(int target) const {
+    return same_host && target >= 0 && target < nranks && target != rank ? peers[target].pid : 0;
+  }
 
   // Polls progress until done() holds, watching the peers every 100 ms,
   // so a wait for a rank that died ends in an error instead of never.
   template <class Pred>
   void wait(Pred&& done) const {
     if (!same_host) return endpoint->progress().wait(done);
-    auto next = std::chrono::steady_clock::now() + kPeerCheck;
-    unsigned n = 0;
-    endpoint->progress().wait([&] {
-      if (done()) return true;
-      if (++n % 64 == 0 && std::chrono::steady_clock::now() > next) {
-        check_peers();
-        next = std::chrono::steady_clock::now() + kPeerCheck;
-      }
-      return false;
-    });
+    wait_watching(endpoint->progress(), done, [this] { check_peers(); });
   }
-  static constexpr std::chrono::milliseconds kPeerCheck{100};
   void check_rank(int target) const {
     if (target < 0 || target >= nranks)
       raise(ErrorCategory::Argument, "target rank " + std::to_string(target) +
