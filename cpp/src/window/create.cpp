@@ -10,6 +10,7 @@
 #include "atomics/cpu_atomics.hpp"
 #include "memory/checked.hpp"
 #include "memory/cross_memory.hpp"
+#include "memory/host_identity.hpp"
 #include "paths/paths.hpp"
 #include "window/impl.hpp"
 #include "window/agreement.hpp"
@@ -20,12 +21,6 @@ namespace onesided {
 using namespace detail;
 
 namespace {
-
-std::string hostname() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
 
 // onesided's own part of a shared mapping, before every segment: the stripe
 // locks of the CPU atomics, then one window lock per rank.
@@ -44,12 +39,13 @@ struct Agreed {
 
 // Collective, the first step of every creation (agreement.hpp): each rank's
 // verdict on its own arguments, the settings that must match, and its host
-// and whether it may take the shared-memory path: none asks for a network
-// provider (explicitly or through FI_PROVIDER), for software atomics, or
-// to keep off shared memory. Every rank decides from the same data.
+// (its host key: memory/host_identity.hpp, what sharing memory needs, not
+// the hostname) and whether it may take the shared-memory path: none asks
+// for a network provider (explicitly or through FI_PROVIDER), for software
+// atomics, or to keep off shared memory. Every rank decides from the same data.
 Agreed agree_on(Bootstrap& group, const std::optional<Error>& local, const Config& config, Flavor flavor) {
   const bool wants = !config.wants_network() && config.software_only.empty() && config.shared_memory;
-  const auto all = agree(group, local, local ? "" : config.agreed(flavor), std::string(wants ? "1" : "0") + hostname());
+  const auto all = agree(group, local, local ? "" : config.agreed(flavor), std::string(wants ? "1" : "0") + host_key());
   Agreed a;
   for (const auto& x : all) {
     a.same_host = a.same_host && x.substr(1) == all[0].substr(1);
