@@ -22,7 +22,8 @@ Everything a non-Python client (e.g. the C++ core) needs to take part.
 
 The launcher sets, for each rank::
 
-    ONESIDED_COORD  "host:port" of the coordinator (127.0.0.1)
+    ONESIDED_COORD  "host:port" of the coordinator (127.0.0.1 on one host, an
+                    address the hosts reach across hosts; "[v6]:port" for IPv6)
     ONESIDED_RANK   this rank, 0 <= rank < size
     ONESIDED_SIZE   number of ranks
     ONESIDED_TOKEN  per-job secret (ASCII) that authenticates ranks, so that
@@ -395,6 +396,7 @@ def comm_from_environment(environ: Mapping[str, str]) -> Comm:
         raise WorldError(f"incomplete onesided launcher environment: {missing} not set")
     try:
         host, _, port = environ[ENV_COORD].rpartition(":")
+        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [IPv6]:port
         if not host:
             raise ValueError(f"{ENV_COORD}={environ[ENV_COORD]!r} is not host:port")
         address = (host, int(port))

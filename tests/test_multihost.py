@@ -1,0 +1,154 @@
+"""Ranks on several hosts: simulated hosts (tests/hosts/netns.py: network
+namespaces with their own hostnames and addresses on one bridge) with ranks
+placed by MPICH's mpiexec and by onesided's launcher, both through
+tools/netns-rsh as their remote shell.
+
+tests/ranks/multihost.py checks atomics, locks, put/get and ordering across
+the hosts, and that the default choice never takes shared memory between
+them. Needs root (CI runs as root); skipped with the reason otherwise.
+What the simulation proves and does not: docs/multihost.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import RANKS, mpiexec
+from hosts.netns import SimulatedHosts, sweep_stale, unavailable
+from onesided._spawn import finish
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+TIMEOUT = 90
+
+pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedHosts]:
+    """Three simulated hosts for the module; removed even when a test fails."""
+    sweep_stale()  # what a killed earlier run left behind
+    simulated = SimulatedHosts(3, tmp_path_factory.mktemp("netns"))
+    try:
+        with simulated:
+            yield simulated
+    finally:
+        left = simulated.leftovers()
+        assert not left, f"simulated hosts left behind: {left}"
+
+
+def run(cmd: list[str], hosts: SimulatedHosts, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a launcher in its own session; fail the test (its ranks killed) on timeout."""
+    full_env = {**os.environ, **hosts.env(), **(env or {})}
+    full_env.pop("ONESIDED_TEST_PROVIDER", None)  # the default choice is what is tested
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, start_new_session=True
+    )
+    out, err, expired = finish(proc, TIMEOUT)
+    if expired:
+        pytest.fail(f"{' '.join(cmd)} timed out after {TIMEOUT} s\nstdout:\n{out}\nstderr:\n{err}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def mpiexec_on(hosts: SimulatedHosts, placement: str, n: int) -> list[str]:
+    """MPICH's mpiexec placing ``n`` ranks on ``placement`` through netns-rsh.
+    -iface: the proxies on the hosts reach mpiexec at the bridge's address
+    (this machine's hostname resolves to 127.0.0.1)."""
+    return [
+        mpiexec(), "-launcher", "rsh", "-launcher-exec", hosts.rsh, "-iface", hosts.bridge,
+        "-hosts", placement, "-n", str(n),
+    ]
+
+
+def placed(out: str) -> dict[int, str]:
+    line = next(line for line in out.splitlines() if line.startswith("HOSTS "))
+    return {int(r): h for r, h in (item.split("=") for item in line.split()[1:])}
+
+
+def check_passed(proc: subprocess.CompletedProcess[str]) -> None:
+    assert proc.returncode == 0, f"exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    assert "PASS multihost" in proc.stdout, proc.stdout
+    assert "LITMUS raw" in proc.stdout and "violations=0" in proc.stdout, proc.stdout
+    print(proc.stdout)
+
+
+def test_mpiexec_three_hosts(hosts: SimulatedHosts) -> None:
+    names = [h.name for h in hosts.hosts]
+    cmd = mpiexec_on(hosts, ",".join(names), 3) + [sys.executable, "-m", "mpi4py", str(RANKS / "multihost.py")]
+    proc = run(cmd, hosts, {"ONESIDED_TEST_COMM": "mpi"})
+    check_passed(proc)
+    assert placed(proc.stdout) == {r: f"{h.name}@{h.address}" for r, h in enumerate(hosts.hosts)}
+
+
+def test_mpiexec_two_ranks_per_host(hosts: SimulatedHosts) -> None:
+    """4 ranks on 2 hosts: across hosts the provider; within one, shared memory."""
+    a, b = hosts.hosts[0], hosts.hosts[1]
+    cmd = mpiexec_on(hosts, f"{a.name}:2,{b.name}:2", 4) + [sys.executable, "-m", "mpi4py", str(RANKS / "multihost.py")]
+    proc = run(cmd, hosts, {"ONESIDED_TEST_COMM": "mpi"})
+    check_passed(proc)
+    on_a, on_b = f"{a.name}@{a.address}", f"{b.name}@{b.address}"
+    assert placed(proc.stdout) == {0: on_a, 1: on_a, 2: on_b, 3: on_b}
+    assert proc.stdout.count("SAME-HOST") == 2 and "path=shared-memory" in proc.stdout
+
+
+def test_default_choice_ignores_hostnames(hosts: SimulatedHosts) -> None:
+    """Every host named alike: ranks on different hosts still never share
+    memory (the host key is not the hostname), ranks of one host still do."""
+    a, b = hosts.hosts[0].address, hosts.hosts[1].address
+    cmd = mpiexec_on(hosts, f"{a}:2,{b}:2", 4) + [sys.executable, "-m", "mpi4py", str(RANKS / "multihost.py")]
+    proc = run(cmd, hosts, {"ONESIDED_TEST_COMM": "mpi", **hosts.env(hostname="samehost")})
+    check_passed(proc)
+    assert placed(proc.stdout) == {0: f"samehost@{a}", 1: f"samehost@{a}", 2: f"samehost@{b}", 3: f"samehost@{b}"}
+    assert proc.stdout.count("SAME-HOST") == 2
+
+
+def launcher(hosts: SimulatedHosts, placement: str, n: int, *args: str) -> list[str]:
+    """onesided's launcher placing ``n`` ranks on ``placement`` through netns-rsh."""
+    return [
+        sys.executable, "-m", "onesided", "run", "-n", str(n), "--hosts", placement, "--rsh", hosts.rsh,
+        "--timeout", str(TIMEOUT - 15), *args,
+    ]
+
+
+def test_launcher_three_hosts(hosts: SimulatedHosts) -> None:
+    """The launcher's coordinator listens on the address the hosts route to
+    (found from their addresses), and every check passes across them."""
+    addresses = [h.address for h in hosts.hosts]
+    proc = run(launcher(hosts, ",".join(addresses), 3, str(RANKS / "multihost.py")), hosts)
+    check_passed(proc)
+    assert placed(proc.stdout) == {r: f"{h.name}@{h.address}" for r, h in enumerate(hosts.hosts)}
+
+
+def test_launcher_carries_environment_cwd_and_output(hosts: SimulatedHosts, tmp_path: Path) -> None:
+    names = [h.name for h in hosts.hosts]
+    cmd = launcher(hosts, f"{names[1]}:2,{names[2]}", 3, "--coordinator", hosts.gateway, str(RANKS / "multihost_job.py"))
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path,
+        env=dict(os.environ, **hosts.env(), ONESIDED_TEST_MARK="carried"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = sorted(line for line in proc.stdout.splitlines() if line.startswith("RANK "))
+    assert lines == [
+        f"RANK {r} host={h} cwd={tmp_path} mark=carried" for r, h in enumerate([names[1], names[1], names[2]])
+    ]
+    assert sorted(line for line in proc.stderr.splitlines() if line.startswith("STDERR ")) == [
+        f"STDERR {r}" for r in range(3)
+    ]
+
+
+def test_launcher_stops_every_host_when_a_rank_dies(hosts: SimulatedHosts) -> None:
+    """The last rank exits 3 on one host; the ranks waiting on the other
+    hosts are stopped, the job exits 3 naming the rank and its host, and no
+    process is left in any simulated host."""
+    names = [h.name for h in hosts.hosts]
+    cmd = launcher(hosts, ",".join(names), 3, "--coordinator", hosts.gateway, str(RANKS / "multihost_job.py"), "fail")
+    proc = run(cmd, hosts)
+    assert proc.returncode == 3, proc.stderr
+    assert f"rank 2 (on {names[2]}) exited with status 3; stopping the other 2 ranks" in proc.stderr, proc.stderr
+    assert hosts.processes() == {}
