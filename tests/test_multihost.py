@@ -152,3 +152,16 @@ def test_launcher_stops_every_host_when_a_rank_dies(hosts: SimulatedHosts) -> No
     assert proc.returncode == 3, proc.stderr
     assert f"rank 2 (on {names[2]}) exited with status 3; stopping the other 2 ranks" in proc.stderr, proc.stderr
     assert hosts.processes() == {}
+
+
+def test_ten_lines_across_hosts_span_the_mpi_job(hosts: SimulatedHosts, tmp_path: Path) -> None:
+    """The README's example as printed (no comm=) under mpiexec on two
+    hosts: onesided.COMM_WORLD is mpi4py's, so the tickets are one job's,
+    not each rank's own "0" (onesided._mpi_job)."""
+    script = tmp_path / "ten_lines.py"
+    script.write_text(re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[0])
+    a, b = hosts.hosts[0].name, hosts.hosts[1].name
+    proc = run(mpiexec_on(hosts, f"{a},{b}", 2) + [sys.executable, str(script)], hosts)
+    assert proc.returncode == 0, proc.stderr
+    got = sorted(tuple(map(int, line.split(" got ticket "))) for line in proc.stdout.splitlines())
+    assert [rank for rank, _ in got] == [0, 1] and sorted(t for _, t in got) == [0, 1], proc.stdout
