@@ -165,3 +165,39 @@ def test_ten_lines_across_hosts_span_the_mpi_job(hosts: SimulatedHosts, tmp_path
     assert proc.returncode == 0, proc.stderr
     got = sorted(tuple(map(int, line.split(" got ticket "))) for line in proc.stdout.splitlines())
     assert [rank for rank, _ in got] == [0, 1] and sorted(t for _, t in got) == [0, 1], proc.stdout
+
+
+@pytest.fixture
+def docker0_hosts(tmp_path: Path) -> Iterator[SimulatedHosts]:
+    """Two hosts that each also carry a host-local interface with one and the
+    same address (docker0 on a host without containers: a bridge without
+    ports), so an address published on it leads every peer back to itself."""
+    simulated = SimulatedHosts(2, tmp_path, index=1)  # beside the module's hosts
+    try:
+        with simulated:
+            for host in simulated.hosts:
+                simulated.add_interface(host, "docker0", "172.31.99.1/24")
+            yield simulated
+    finally:
+        assert not simulated.leftovers()
+
+
+def test_wrong_interface_raises_instead_of_hanging(docker0_hosts: SimulatedHosts) -> None:
+    """libfabric's tcp provider on the host-local interface (FI_TCP_IFACE
+    points there, as libfabric's own ranking may): window creation raises
+    at every rank, naming the peer, its address and interface, and
+    FI_TCP_IFACE, within ONESIDED_CONNECT_TIMEOUT, instead of every rank
+    blocking in its first epoch."""
+    a, b = docker0_hosts.hosts
+    cmd = mpiexec_on(docker0_hosts, f"{a.name},{b.name}", 2) + [
+        sys.executable, "-m", "mpi4py", str(RANKS / "multihost.py"),
+    ]
+    proc = run(cmd, docker0_hosts, {"ONESIDED_TEST_COMM": "mpi", "FI_TCP_IFACE": "docker0",
+                                    "ONESIDED_CONNECT_TIMEOUT": "3"})
+    assert proc.returncode != 0 and "PASS" not in proc.stdout
+    error = next(line for line in proc.stderr.splitlines() if line.startswith("onesided._errors.TransportError"))
+    print(error)
+    assert f"rank 0 (on {a.name}) could not reach within 3 s rank 1 (on {b.name}): rank 1 listens at 172.31.99.1:" in error
+    assert f"on its interface docker0, an address {a.name} has too (its docker0)" in error
+    assert "set FI_TCP_IFACE to the interface that connects the hosts" in error
+    assert "eth0 " in error  # the interface to choose is listed

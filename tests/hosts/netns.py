@@ -15,7 +15,7 @@ paths, addresses, interface choice, remote start and output forwarding are
 real; NIC speed, clock skew and a real second kernel are not.
 
 Every object carries the owning process's pid in its name
-(``onesided-host-<pid>-<i>``, ``osh<pid>br``, ``osh<pid>v<i>``), so
+(``onesided-host-<pid>s<set>-<i>``, ``osh<pid>s<set>br``, ``osh<pid>s<set>v<i>``), so
 :func:`sweep_stale` removes what a killed test run left behind, and
 :meth:`SimulatedHosts.down` removes everything even after a failure.
 """
@@ -33,8 +33,8 @@ NETNS_PREFIX = "onesided-host-"
 LINK_PREFIX = "osh"
 RSH = Path(__file__).resolve().parents[2] / "tools" / "netns-rsh"
 
-_NETNS_NAME = re.compile(rf"^{NETNS_PREFIX}(\d+)-\d+$")
-_LINK_NAME = re.compile(rf"^{LINK_PREFIX}(\d+)(br|[vp]\d+)$")
+_NETNS_NAME = re.compile(rf"^{NETNS_PREFIX}(\d+)s\d+-\d+$")
+_LINK_NAME = re.compile(rf"^{LINK_PREFIX}((\d+)s\d+)(br|[vp]\d+)$")
 
 
 def unavailable() -> str | None:
@@ -100,7 +100,7 @@ def sweep_stale() -> list[str]:
             removed.append(namespace)
     for link in _links():
         match = _LINK_NAME.match(link)
-        if match and not _alive(int(match.group(1))):
+        if match and not _alive(int(match.group(2))):
             _ip("link", "delete", link, check=False)
             removed.append(link)
     return removed
@@ -114,16 +114,17 @@ class Host:
 
 
 class SimulatedHosts:
-    """``count`` hosts on a bridge; use as a context manager (down() always runs)."""
+    """``count`` hosts on a bridge; use as a context manager (down() always
+    runs). Sets of hosts with different ``index`` may exist side by side."""
 
-    def __init__(self, count: int, workdir: Path) -> None:
+    def __init__(self, count: int, workdir: Path, index: int = 0) -> None:
         pid = os.getpid()
-        self.tag = f"{pid}"
-        self.bridge = f"{LINK_PREFIX}{pid}br"
-        subnet = 10 + pid % 200  # distinct runs on one machine rarely collide
-        self.gateway = f"10.231.{subnet}.1"
+        self.tag = f"{pid}s{index}"
+        self.bridge = f"{LINK_PREFIX}{self.tag}br"
+        subnet = f"10.{231 + index}.{10 + pid % 200}"  # distinct runs on one machine rarely collide
+        self.gateway = f"{subnet}.1"
         self.hosts = [
-            Host(f"simhost{i}", f"10.231.{subnet}.{10 + i}", f"{NETNS_PREFIX}{pid}-{i}") for i in range(count)
+            Host(f"simhost{i}", f"{subnet}.{10 + i}", f"{NETNS_PREFIX}{self.tag}-{i}") for i in range(count)
         ]
         self.map_file = workdir / "netns-hosts"
         self.rsh = str(RSH)
@@ -157,8 +158,9 @@ class SimulatedHosts:
         self.map_file.write_text("".join(f"{h.name} {h.address} {h.namespace}\n" for h in self.hosts))
 
     def add_interface(self, host: Host, name: str, address: str) -> None:
-        """Give ``host`` a host-local interface (a dummy, as docker0 is) with ``address``."""
-        _ip("-n", host.namespace, "link", "add", name, "type", "dummy")
+        """Give ``host`` a host-local interface with ``address``: a bridge
+        without ports, as docker0 is on a host without containers."""
+        _ip("-n", host.namespace, "link", "add", name, "type", "bridge")
         _ip("-n", host.namespace, "addr", "add", address, "dev", name)
         _ip("-n", host.namespace, "link", "set", name, "up")
 
