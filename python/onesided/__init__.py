@@ -26,7 +26,7 @@ from ._errors import (
     UnsupportedError,
 )
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
-from ._atomics_report import AtomicPath, AtomicsReport
+from ._atomics_report import AtomicPath, AtomicsReport, Executor
 from ._mpi_args import Get_address
 from ._mpi_objects import Group, Info, buffer
 from ._request import Request
@@ -121,6 +121,7 @@ __all__ = [
     "KEYVAL_INVALID",
     "AtomicPath",
     "AtomicsReport",
+    "Executor",
     "MODE_PASSIVE_EPOCH_IMPLICIT",
     "RMW_INC",
     "RMW_SUM",

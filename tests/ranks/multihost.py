@@ -63,6 +63,7 @@ def check_path(win: Window, spans_hosts: bool) -> None:
         assert path not in CLOSE_PATHS, f"ranks on different hosts took the {path} path"
         assert win.atomics.path not in CLOSE_PATHS, win.atomics.path
         assert not win.provider.startswith("shm"), win.provider
+        assert win.atomics.executor.kind == "provider", win.atomics.executor  # rxm, in software at the target
     if rank == 0:
         print(f"PATH {path} provider={win.provider} atomics={win.atomics.summary()}", flush=True)
 
