@@ -27,7 +27,8 @@ from onesided._spawn import finish
 README = Path(__file__).resolve().parents[1] / "README.md"
 TIMEOUT = 90
 
-pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
+UNAVAILABLE = unavailable()
+pytestmark = pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE))
 
 
 @pytest.fixture(scope="module")

@@ -44,9 +44,13 @@ def unavailable() -> str | None:
     for tool in ("ip", "unshare", "hostname"):
         if shutil.which(tool) is None:
             return f"simulated hosts need `{tool}` (tools/setup-debian.sh installs iproute2)"
-    probe = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    # Root without CAP_SYS_ADMIN (an unprivileged container) cannot make one:
+    # try, with a name sweep_stale() removes should this process die here.
+    name = f"{NETNS_PREFIX}{os.getpid()}s99-0"
+    probe = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
     if probe.returncode != 0:
-        return f"`ip netns` is unavailable: {probe.stderr.strip()}"
+        return f"`ip netns add` is unavailable here: {probe.stderr.strip()}"
+    subprocess.run(["ip", "netns", "delete", name], capture_output=True, text=True)
     return None
 
 
