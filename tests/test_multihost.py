@@ -127,6 +127,8 @@ def test_launcher_three_hosts(hosts: SimulatedHosts) -> None:
 
 
 def test_launcher_carries_environment_cwd_and_output(hosts: SimulatedHosts, tmp_path: Path) -> None:
+    """Environment, working directory and both output streams of every
+    rank, and FI_TCP_IFACE set to the interface toward the coordinator."""
     names = [h.name for h in hosts.hosts]
     cmd = launcher(hosts, f"{names[1]}:2,{names[2]}", 3, "--coordinator", hosts.gateway, str(RANKS / "multihost_job.py"))
     proc = subprocess.run(
@@ -136,7 +138,8 @@ def test_launcher_carries_environment_cwd_and_output(hosts: SimulatedHosts, tmp_
     assert proc.returncode == 0, proc.stderr
     lines = sorted(line for line in proc.stdout.splitlines() if line.startswith("RANK "))
     assert lines == [
-        f"RANK {r} host={h} cwd={tmp_path} mark=carried" for r, h in enumerate([names[1], names[1], names[2]])
+        f"RANK {r} host={h} cwd={tmp_path} mark=carried iface=eth0"
+        for r, h in enumerate([names[1], names[1], names[2]])
     ]
     assert sorted(line for line in proc.stderr.splitlines() if line.startswith("STDERR ")) == [
         f"STDERR {r}" for r in range(3)

@@ -11,13 +11,17 @@ Guarantees
   the slots oversubscribes evenly instead of failing.
 * :func:`coordinator_address` returns an address of this machine that the
   remote hosts route to, or raises naming the hosts it tried.
+* :func:`interface_toward` names the interface of this machine that packets
+  to an address leave from, or returns None when it cannot tell.
 """
 
 from __future__ import annotations
 
+import fcntl
 import ipaddress
 import re
 import socket
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +31,7 @@ __all__ = [
     "coordinator_address",
     "expand_nodelist",
     "expand_tasks_per_node",
+    "interface_toward",
     "is_local",
     "parse_hosts",
     "placement",
@@ -198,6 +203,27 @@ def _route_source(host: str) -> str | None:
             address = probe.getsockname()[0]
             if not ipaddress.ip_address(address).is_loopback:
                 return str(address)
+    return None
+
+
+def _ipv4_of(interface: str) -> str | None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            reply = fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", interface.encode()[:15]))  # SIOCGIFADDR
+        except OSError:
+            return None
+    return socket.inet_ntoa(reply[20:24])
+
+
+def interface_toward(address: str) -> str | None:
+    """The IPv4 interface of this machine that packets to ``address`` leave
+    from (``address`` itself may be one of this machine's), or None."""
+    source = _route_source(address)
+    if source is None:
+        return None
+    for _, name in socket.if_nameindex():
+        if _ipv4_of(name) == source:
+            return name
     return None
 
 

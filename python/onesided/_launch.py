@@ -54,7 +54,16 @@ from dataclasses import dataclass
 from types import FrameType
 
 from ._coordinator import Coordinator
-from ._hosts import HostSlots, coordinator_address, is_local, parse_hosts, placement, read_hostfile, slurm_hosts
+from ._hosts import (
+    HostSlots,
+    coordinator_address,
+    interface_toward,
+    is_local,
+    parse_hosts,
+    placement,
+    read_hostfile,
+    slurm_hosts,
+)
 from ._world import ENV_COORD, ENV_RANK, ENV_SIZE, ENV_TOKEN
 
 __all__ = ["DEFAULT_RSH", "GRACE_SECONDS", "SLURM_RSH", "add_arguments", "main", "remote_command", "run"]
@@ -74,6 +83,8 @@ SLURM_RSH = ("srun", "--nodes=1", "--ntasks=1", "--nodelist={host}", "--overlap"
 """The remote shell inside a Slurm allocation: one task of a new job step on
 the node. ``{host}`` and ``{command}`` (the words joined into one argument)
 are filled in; any ``--rsh`` may use them too."""
+
+ENV_TCP_IFACE = "FI_TCP_IFACE"
 
 _SESSION_VARIABLES = frozenset(
     {"HOSTNAME", "PWD", "OLDPWD", "SHLVL", "_", "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK", "TMUX"}
@@ -243,9 +254,16 @@ class _Job:
 
     def _spawn(self) -> None:
         address = self._coordinator.address
+        # Across hosts, libfabric's tcp gets the interface the hosts reach
+        # each other on (the one carrying the coordinator's address here,
+        # the one routing to it elsewhere: _remote_rank), unless told one.
+        spans_hosts = any(self._hosts)
+        iface = interface_toward(address.rpartition(":")[0].strip("[]")) if spans_hosts else None
         try:
             for rank, host in enumerate(self._hosts):
                 env = dict(os.environ)
+                if iface and not host and ENV_TCP_IFACE not in env:
+                    env[ENV_TCP_IFACE] = iface
                 env[ENV_COORD] = address
                 env[ENV_RANK] = str(rank)
                 env[ENV_SIZE] = str(self._size)
@@ -275,7 +293,7 @@ class _Job:
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, start_new_session=True)
         assert proc.stdin is not None
         carried = {name: value for name, value in env.items() if name not in _SESSION_VARIABLES}
-        spec = {"argv": self._command, "env": carried, "cwd": os.getcwd()}
+        spec = {"argv": self._command, "env": carried, "cwd": os.getcwd(), "choose_tcp_iface": ENV_TCP_IFACE not in env}
         try:
             proc.stdin.write(json.dumps(spec).encode() + b"\n")
             proc.stdin.flush()

@@ -3,14 +3,18 @@ started there by the remote shell (ssh, srun, ...) for one rank.
 
 Its stdin is the launcher's control channel, which carries:
 
-1. one line of JSON: ``{"argv": [...], "env": {...}, "cwd": "..."}``, the
-   rank's command, its whole environment and its working directory (so
-   the token and the environment never appear on a command line);
+1. one line of JSON: ``{"argv": [...], "env": {...}, "cwd": "...",
+   "choose_tcp_iface": bool}``, the rank's command, its whole environment
+   and its working directory (so the token and the environment never
+   appear on a command line), and whether to set ``FI_TCP_IFACE``;
 2. then one line per signal the launcher forwards: a decimal signal number.
 
 Guarantees
 ----------
-* The rank runs in a session of its own with exactly ``env`` and ``cwd``;
+* The rank runs in a session of its own with exactly ``env`` and ``cwd``,
+  plus, with ``choose_tcp_iface``, ``FI_TCP_IFACE`` naming the interface
+  that routes to the launcher's coordinator (the hosts' common network), so
+  libfabric's tcp does not pick a host-local one (docker0);
   its stdout and stderr are this agent's, which the remote shell carries
   back to the launcher.
 * A signal line, or SIGINT/SIGTERM/SIGHUP to the agent, sends that signal
@@ -72,6 +76,12 @@ def main() -> int:
     except (ValueError, KeyError, TypeError) as exc:
         print(f"{where}: malformed start request from the launcher ({exc})", file=sys.stderr, flush=True)
         return 127
+    if spec.get("choose_tcp_iface") and "ONESIDED_COORD" in env:
+        from ._hosts import interface_toward
+
+        iface = interface_toward(env["ONESIDED_COORD"].rpartition(":")[0].strip("[]"))
+        if iface:
+            env["FI_TCP_IFACE"] = iface
     try:
         os.chdir(cwd)
     except OSError as exc:

@@ -2,7 +2,8 @@
 
 Usage: python -m onesided run ... multihost_job.py [fail]
 
-Every rank prints ``RANK <r> host=<hostname> cwd=<cwd> mark=<$ONESIDED_TEST_MARK>``
+Every rank prints ``RANK <r> host=<hostname> cwd=<cwd> mark=<$ONESIDED_TEST_MARK>
+iface=<$FI_TCP_IFACE>``
 on stdout and ``STDERR <r>`` on stderr, so the driver sees that output,
 the working directory and the environment come back from every host. With
 ``fail`` the last rank exits with status 3 once every rank has started and
@@ -20,8 +21,8 @@ import onesided
 
 comm = onesided.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
-print(f"RANK {rank} host={socket.gethostname()} cwd={os.getcwd()} mark={os.environ.get('ONESIDED_TEST_MARK')}",
-      flush=True)
+print(f"RANK {rank} host={socket.gethostname()} cwd={os.getcwd()} mark={os.environ.get('ONESIDED_TEST_MARK')} "
+      f"iface={os.environ.get('FI_TCP_IFACE')}", flush=True)
 print(f"STDERR {rank}", file=sys.stderr, flush=True)
 comm.Barrier()
 if sys.argv[1:] == ["fail"]:
