@@ -13,6 +13,8 @@ import pytest
 
 from onesided._hosts import (
     HostSlots,
+    _route_source,
+    interface_toward,
     coordinator_address,
     expand_nodelist,
     expand_tasks_per_node,
@@ -87,8 +89,22 @@ def test_local_hosts() -> None:
 
 
 def test_coordinator_address_is_not_loopback() -> None:
-    address = coordinator_address(["192.0.2.77"])  # TEST-NET: routed, never sent to
+    if _route_source("192.0.2.77") is None:  # TEST-NET: routed, never sent to
+        pytest.skip("this machine has no route off itself")
+    address = coordinator_address(["192.0.2.77"])
     assert not address.startswith("127.")
+    assert interface_toward("192.0.2.77") not in (None, "lo")
+
+
+def test_coordinator_address_unknown_hosts() -> None:
+    """Hosts that do not resolve here, on a machine whose name is loopback
+    (this one's, or not): an error that says what to pass, never 127.0.0.1."""
+    try:
+        address = coordinator_address(["no-such-host.invalid"])
+    except ValueError as exc:
+        assert "pass --coordinator ADDRESS" in str(exc)
+    else:
+        assert not address.startswith("127.")
 
 
 def test_remote_command() -> None:

@@ -432,9 +432,10 @@ def run(
         raise ValueError("nothing to run")
     if timeout is not None and timeout <= 0:
         raise ValueError(f"timeout must be positive, got {timeout}")
-    from_slurm = hosts is None and slurm_hosts(os.environ) is not None
+    from_slurm = False
     if hosts is None:
         hosts = slurm_hosts(os.environ)
+        from_slurm = hosts is not None
     where: list[str | None] = [None] * n
     if hosts is not None:
         where = [None if is_local(name) else name for name in placement(hosts, n)]
