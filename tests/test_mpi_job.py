@@ -42,6 +42,8 @@ def run_ten_lines(tmp_path: Path, n: int, hide_mpi4py: bool) -> subprocess.Compl
     script = tmp_path / "ten_lines.py"
     script.write_text(TEN_LINES)
     env = dict(os.environ)
+    # Unbuffered, print writes each piece at once and two ranks' lines interleave.
+    env.pop("PYTHONUNBUFFERED", None)
     if hide_mpi4py:
         # A package named mpi4py that fails to import, first on the path.
         (tmp_path / "hidden" / "mpi4py").mkdir(parents=True)
@@ -55,10 +57,15 @@ def run_ten_lines(tmp_path: Path, n: int, hide_mpi4py: bool) -> subprocess.Compl
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+def tickets(stdout: str) -> list[tuple[int, int]]:
+    """(rank, ticket) of every "R got ticket T" line, sorted."""
+    return sorted((int(r), int(t)) for r, t in re.findall(r"^(\d+) got ticket (\d+)$", stdout, flags=re.M))
+
+
 def test_ten_lines_under_mpiexec_use_mpi4py(tmp_path: Path) -> None:
     proc = run_ten_lines(tmp_path, 3, hide_mpi4py=False)
     assert proc.returncode == 0, proc.stderr
-    got = sorted(tuple(map(int, line.split(" got ticket "))) for line in proc.stdout.splitlines())
+    got = tickets(proc.stdout)
     assert [rank for rank, _ in got] == [0, 1, 2], proc.stdout
     assert sorted(ticket for _, ticket in got) == [0, 1, 2], proc.stdout
 

@@ -22,6 +22,7 @@ import pytest
 
 from conftest import RANKS, mpiexec
 from hosts.netns import SimulatedHosts, sweep_stale, unavailable
+from test_mpi_job import tickets
 from onesided._spawn import finish
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -48,6 +49,7 @@ def run(cmd: list[str], hosts: SimulatedHosts, env: dict[str, str] | None = None
     """Run a launcher in its own session; fail the test (its ranks killed) on timeout."""
     full_env = {**os.environ, **hosts.env(), **(env or {})}
     full_env.pop("ONESIDED_TEST_PROVIDER", None)  # the default choice is what is tested
+    full_env.pop("PYTHONUNBUFFERED", None)  # unbuffered, two ranks' print()s interleave within a line
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, start_new_session=True
     )
@@ -167,7 +169,7 @@ def test_ten_lines_across_hosts_span_the_mpi_job(hosts: SimulatedHosts, tmp_path
     a, b = hosts.hosts[0].name, hosts.hosts[1].name
     proc = run(mpiexec_on(hosts, f"{a},{b}", 2) + [sys.executable, str(script)], hosts)
     assert proc.returncode == 0, proc.stderr
-    got = sorted(tuple(map(int, line.split(" got ticket "))) for line in proc.stdout.splitlines())
+    got = tickets(proc.stdout)
     assert [rank for rank, _ in got] == [0, 1] and sorted(t for _, t in got) == [0, 1], proc.stdout
 
 
