@@ -207,3 +207,25 @@ def test_wrong_interface_raises_instead_of_hanging(docker0_hosts: SimulatedHosts
     assert f"on its interface docker0, an address {a.name} has too (its docker0)" in error
     assert "set FI_TCP_IFACE to the interface that connects the hosts" in error
     assert "eth0 " in error  # the interface to choose is listed
+
+
+def test_teardown_removes_everything_even_with_processes_left(tmp_path: Path) -> None:
+    """down() (what the fixtures run, also after a failure) kills what still
+    runs in the hosts and removes every namespace, veth and bridge; a run
+    killed before its teardown is swept by the next one (by owner pid)."""
+    simulated = SimulatedHosts(2, tmp_path, index=2)
+    with simulated:
+        env = {**os.environ, **simulated.env()}
+        stray = subprocess.Popen([simulated.rsh, simulated.hosts[1].name, "exec", "sleep", "600"], env=env,
+                                 start_new_session=True)
+        while not simulated.processes():  # the sleep is in the host once netns-rsh has exec'd it
+            assert stray.poll() is None
+        assert simulated.leftovers()
+    assert simulated.leftovers() == [] and stray.wait(timeout=10) == -9
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()  # a pid that no longer runs: a killed test run
+    dead = f"{child.pid}s0"
+    subprocess.run(["ip", "netns", "add", f"onesided-host-{dead}-0"], check=True)
+    subprocess.run(["ip", "link", "add", f"osh{dead}br", "type", "bridge"], check=True)
+    assert sorted(sweep_stale()) == sorted([f"onesided-host-{dead}-0", f"osh{dead}br"])
