@@ -4,6 +4,7 @@
 //   register_operations.cpp  put, get, accumulate family, rmw: full and shortcut forms
 //   register_sync.cpp        fence, locks, flushes, post/start/complete/wait, free
 //   register_request.cpp     Request
+//   register_layout.cpp      Layout: the non-contiguous elements a call touches
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -106,6 +107,7 @@ PYBIND11_MODULE(_core, m) {
         "Removes this user's /dev/shm entries left by processes that no longer exist; returns how many.");
 
   onesided::python::register_request(m);
+  onesided::python::register_layout(m);
   auto window = onesided::python::register_window(m);
   onesided::python::register_operations(m, window);
   onesided::python::register_sync(m, window);

@@ -7,7 +7,6 @@
 
 #include <pybind11/pybind11.h>
 
-#include <type_traits>
 
 #include "registrations.hpp"
 #include "onesided/window.hpp"
@@ -31,23 +30,38 @@ py::object issue_nogil(bool want_request, Call&& call) {
   return want_request ? py::cast(std::move(req)) : py::none();
 }
 
-// The full form of put (kCall = &Window::put) or get: one buffer, read or
-// written, named `what` in errors.
-template <auto kCall>
+// The layout of the target side: the one given, else `count` contiguous
+// elements.
+inline Layout target_side(const Layout* given, std::size_t count, int dtype) {
+  return given ? *given : Layout::contiguous(to_dtype(dtype), count);
+}
+
+// The full form of put (kWrites false) or get: one buffer, read or
+// written, named `what` in errors; contiguous data takes the plain core
+// call, anything else the layout form.
+template <bool kWrites>
 void def_transfer(py::class_<Window>& cls, const char* name, const char* what) {
-  constexpr bool kWrites = std::is_same_v<decltype(kCall), decltype(&Window::get)>;
   cls.def(
       name,
       guard([what](Window& w, py::handle buffer, std::size_t count, int dtype, py::handle target_arg,
-                   py::handle disp_arg, bool want_request) {
+                   py::handle disp_arg, bool want_request, const Layout* buffer_layout,
+                   const Layout* target_layout) {
         const int target = rank_arg(target_arg);
         const std::int64_t disp = int64_arg(disp_arg, "target displacement");
-        void* p = buffer_ptr(buffer, nbytes(count, dtype), kWrites, what);
-        return issue_nogil(want_request,
-                           [&](Request* req) { (w.*kCall)(p, count, to_dtype(dtype), target, disp, req); });
+        const Operand b = operand(buffer, count, dtype, buffer_layout, kWrites, what);
+        if (b.layout.is_contiguous() && !target_layout)
+          return issue_nogil(want_request, [&](Request* req) {
+            if constexpr (kWrites) w.get(b.first, count, to_dtype(dtype), target, disp, req);
+            else w.put(b.first, count, to_dtype(dtype), target, disp, req);
+          });
+        const Layout t = target_side(target_layout, count, dtype);
+        return issue_nogil(want_request, [&](Request* req) {
+          if constexpr (kWrites) w.get(b.first, b.layout, target, disp, t, req);
+          else w.put(b.first, b.layout, target, disp, t, req);
+        });
       }),
       py::arg(what), py::arg("count"), py::arg("dtype"), py::arg("target"), py::arg("disp"),
-      py::arg("want_request") = false);
+      py::arg("want_request") = false, py::arg("origin_layout") = nullptr, py::arg("target_layout") = nullptr);
 }
 
 // The shortcut signature of each operation, and its core call.
@@ -123,38 +137,51 @@ void register_operations(py::module_& m, py::class_<Window>& cls) {
 
   // The full forms. The R* forms pass want_request and get a Request back
   // (else None).
-  def_transfer<&Window::put>(cls, "_put", "origin");
-  def_transfer<&Window::get>(cls, "_get", "result");
+  def_transfer<false>(cls, "_put", "origin");
+  def_transfer<true>(cls, "_get", "result");
   cls.def(
          "_accumulate",
          guard([](Window& w, py::handle origin, std::size_t count, int dtype, py::handle target_arg,
-                  py::handle disp_arg, int op, bool want_request) {
+                  py::handle disp_arg, int op, bool want_request, const Layout* origin_layout,
+                  const Layout* target_layout) {
            const int target = rank_arg(target_arg);
            const std::int64_t disp = int64_arg(disp_arg, "target displacement");
-           const void* o = buffer_ptr(origin, nbytes(count, dtype), false, "origin");
+           const Operand o = operand(origin, count, dtype, origin_layout, false, "origin");
            const Op code = to_op(op);
-           return issue_nogil(want_request, [&](Request* req) {
-             w.accumulate(o, count, to_dtype(dtype), target, disp, code, req);
-           });
+           if (o.layout.is_contiguous() && !target_layout)
+             return issue_nogil(want_request, [&](Request* req) {
+               w.accumulate(o.first, count, to_dtype(dtype), target, disp, code, req);
+             });
+           const Layout t = target_side(target_layout, count, dtype);
+           return issue_nogil(want_request,
+                              [&](Request* req) { w.accumulate(o.first, o.layout, target, disp, t, code, req); });
          }),
          py::arg("origin"), py::arg("count"), py::arg("dtype"), py::arg("target"), py::arg("disp"), py::arg("op"),
-         py::arg("want_request") = false)
+         py::arg("want_request") = false, py::arg("origin_layout") = nullptr, py::arg("target_layout") = nullptr)
       .def(
           "_get_accumulate",
           guard([](Window& w, py::handle origin, py::handle result, std::size_t count, int dtype,
-                   py::handle target_arg, py::handle disp_arg, int op, bool want_request) {
+                   py::handle target_arg, py::handle disp_arg, int op, bool want_request,
+                   const Layout* origin_layout, const Layout* result_layout, const Layout* target_layout) {
             const int target = rank_arg(target_arg);
             const std::int64_t disp = int64_arg(disp_arg, "target displacement");
-            const std::size_t n = nbytes(count, dtype);
-            const void* o = op == static_cast<int>(Op::NoOp) ? nullptr : buffer_ptr(origin, n, false, "origin");
-            void* r = buffer_ptr(result, n, true, "result");
             const Op code = to_op(op);
+            const Operand r = operand(result, count, dtype, result_layout, true, "result");
+            // NO_OP reads no operand: the origin then only has to count.
+            const Operand o = code == Op::NoOp ? Operand{nullptr, r.layout}
+                                               : operand(origin, count, dtype, origin_layout, false, "origin");
+            if (o.layout.is_contiguous() && r.layout.is_contiguous() && !target_layout)
+              return issue_nogil(want_request, [&](Request* req) {
+                w.get_accumulate(o.first, r.first, count, to_dtype(dtype), target, disp, code, req);
+              });
+            const Layout t = target_side(target_layout, count, dtype);
             return issue_nogil(want_request, [&](Request* req) {
-              w.get_accumulate(o, r, count, to_dtype(dtype), target, disp, code, req);
+              w.get_accumulate(o.first, o.layout, r.first, r.layout, target, disp, t, code, req);
             });
           }),
           py::arg("origin"), py::arg("result"), py::arg("count"), py::arg("dtype"), py::arg("target"),
-          py::arg("disp"), py::arg("op"), py::arg("want_request") = false)
+          py::arg("disp"), py::arg("op"), py::arg("want_request") = false, py::arg("origin_layout") = nullptr,
+          py::arg("result_layout") = nullptr, py::arg("target_layout") = nullptr)
       .def("_fetch_and_op",
            guard([](Window& w, py::handle origin, py::handle result, int dtype, py::handle target_arg,
                     py::handle disp_arg, int op) {

@@ -11,6 +11,7 @@ namespace onesided::python {
 namespace py = pybind11;
 
 void register_request(py::module_& m);                                     // register_request.cpp
+void register_layout(py::module_& m);                                      // register_layout.cpp
 py::class_<Window> register_window(py::module_& m);                        // register_window.cpp
 void register_operations(py::module_& m, py::class_<Window>& window);     // register_operations.cpp
 void register_sync(py::module_& m, py::class_<Window>& window);           // register_sync.cpp

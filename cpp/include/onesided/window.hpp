@@ -25,6 +25,7 @@
 
 #include "onesided/bootstrap.hpp"
 #include "onesided/error.hpp"
+#include "onesided/layout.hpp"
 #include "onesided/request.hpp"
 #include "onesided/types.hpp"
 
@@ -130,6 +131,19 @@ class Window {
   void get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp,
            Request* request = nullptr);
 
+  // Non-contiguous forms (onesided/layout.hpp): the elements of the
+  // origin's (or result's) layout, offsets from `origin` (`result`), paired
+  // in order with the elements of the target's layout, offsets from
+  // `disp` x the target's disp_unit. The layouts hold the same number of
+  // elements of the same dtype (no conversion); every byte of the target
+  // layout is checked against the target's window before anything is sent,
+  // and a target or result layout may not touch a byte twice. Same
+  // completion and ordering as the contiguous forms.
+  void put(const void* origin, const Layout& origin_layout, int target, std::int64_t disp,
+           const Layout& target_layout, Request* request = nullptr);
+  void get(void* result, const Layout& result_layout, int target, std::int64_t disp, const Layout& target_layout,
+           Request* request = nullptr);
+
   // The accumulate family. Each element is updated atomically: result (if
   // not null) receives the old target values, then target = op(target, ...).
   // Ops are checked against the window's declared accumulate_ops.
@@ -137,6 +151,14 @@ class Window {
                   std::int64_t disp, Op op, Request* request = nullptr);
   void get_accumulate(const void* origin, void* result, std::size_t count, Dtype dtype,
                       int target, std::int64_t disp, Op op, Request* request = nullptr);
+  // Non-contiguous forms, as put and get above: atomic per element, and
+  // per element in accumulate_ordering's order. A null `origin` is allowed
+  // where the op reads no operand (NO_OP); its layout then only counts.
+  void accumulate(const void* origin, const Layout& origin_layout, int target, std::int64_t disp,
+                  const Layout& target_layout, Op op, Request* request = nullptr);
+  void get_accumulate(const void* origin, const Layout& origin_layout, void* result, const Layout& result_layout,
+                      int target, std::int64_t disp, const Layout& target_layout, Op op,
+                      Request* request = nullptr);
   void fetch_and_op(const void* origin, void* result, Dtype dtype, int target, std::int64_t disp,
                     Op op);
   void compare_and_swap(const void* origin, const void* compare, void* result, Dtype dtype,

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 namespace onesided::detail::cma {
@@ -19,5 +20,15 @@ bool can_read(pid_t pid, std::uint64_t addr, std::size_t len);
 // Copy `len` bytes; raise a Transport error naming the call on failure.
 void write(pid_t pid, std::uint64_t remote, const void* local, std::size_t len);
 void read(pid_t pid, void* local, std::uint64_t remote, std::size_t len);
+
+// Many copies in as few system calls as the kernel allows (a non-contiguous
+// put or get): each piece is `bytes` between `local` here and `remote` there.
+struct Piece {
+  void* local;
+  std::uint64_t remote;
+  std::size_t bytes;
+};
+void write(pid_t pid, std::span<const Piece> pieces);
+void read(pid_t pid, std::span<const Piece> pieces);
 
 }  // namespace onesided::detail::cma

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "onesided/types.hpp"
@@ -45,6 +46,20 @@ struct Where {
   std::uint64_t offset = 0;
   std::uint64_t at = 0;
   std::byte* local = nullptr;  // non-null only when target is this rank
+};
+
+// The same place, `bytes` further on (inside what was checked).
+inline Where shifted(const Where& w, std::uint64_t bytes) {
+  return {w.target, w.region, w.offset + bytes, w.at + bytes, w.local ? w.local + bytes : nullptr};
+}
+
+// One stretch of a non-contiguous put or get (layout/runs.hpp): `bytes`
+// at `origin` bytes from the origin's base, to or from `target` bytes past
+// the Where, which was checked to cover every piece.
+struct Piece {
+  std::int64_t origin;
+  std::uint64_t target;
+  std::size_t bytes;
 };
 
 // One accumulate-style call. Operands follow the kernels' convention:
@@ -80,6 +95,16 @@ class DataPath {
   virtual void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) = 0;
   virtual void get(const Where& w, void* result, std::size_t bytes, const RequestPtr& request) = 0;
   virtual void accumulate(const Where& w, const AtomicCall& call, const RequestPtr& request) = 0;
+  // A non-contiguous put or get, as pieces. By default one put or get per
+  // piece; a path that can move several stretches in one go overrides them.
+  virtual void put_pieces(const Where& w, const std::byte* origin, std::span<const Piece> pieces,
+                          const RequestPtr& request) {
+    for (const Piece& p : pieces) put(shifted(w, p.target), origin + p.origin, p.bytes, request);
+  }
+  virtual void get_pieces(const Where& w, std::byte* result, std::span<const Piece> pieces,
+                          const RequestPtr& request) {
+    for (const Piece& p : pieces) get(shifted(w, p.target), result + p.origin, p.bytes, request);
+  }
   virtual void flush(int target) = 0;
   virtual void flush_all() = 0;
 

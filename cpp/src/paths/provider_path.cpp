@@ -3,7 +3,9 @@
 //
 // Invariants:
 //  - Memory touched: puts and gets write and read the target's registered
-//    window through the provider (fi_write/fi_read, delivery complete); a
+//    window through the provider (fi_writemsg/fi_read, delivery complete;
+//    a non-contiguous one as vectored fi_writemsg/fi_readmsg, up to the
+//    provider's iov limits each); a
 //    rank's put or get on its own window is a memmove. Accumulate-style ops
 //    take their dtype's route, fixed at creation: the provider's atomics
 //    (native_atomics.cpp) or the target's kernels (software_atomics.cpp).
@@ -15,7 +17,9 @@
 //    every operation to t issued before it.
 #include "paths/provider_path.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "paths/paths.hpp"
 
@@ -73,6 +77,50 @@ void ProviderPath::get(const Where& w, void* result, std::size_t bytes, const Re
   const Peer& p = s_.peers[w.target];
   InFlightOps::submit(new InFlightOps::Rma(&ops_, w.target, request), [&](InFlightOps::Rma* done) {
     s_.endpoint->transport().read(p.addr, result, bytes, w.region, w.offset, done);
+  });
+  s_.ring(w.target);
+}
+
+namespace {
+
+// Pieces in groups of at most the provider's stretch limit, each group one
+// vectored operation (`post` gets the stretches of one group).
+template <class Post>
+void in_stretches(std::span<const Piece> pieces, std::byte* local, std::uint64_t offset, std::size_t limit,
+                  Post&& post) {
+  std::vector<Transport::Stretch> group;
+  for (std::size_t first = 0; first < pieces.size(); first += limit) {
+    group.clear();
+    for (const Piece& p : pieces.subspan(first, std::min(limit, pieces.size() - first)))
+      group.push_back({local + p.origin, offset + p.target, p.bytes});
+    post(std::span<const Transport::Stretch>(group));
+  }
+}
+
+}  // namespace
+
+void ProviderPath::put_pieces(const Where& w, const std::byte* origin, std::span<const Piece> pieces,
+                              const RequestPtr& request) {
+  if (w.local) return DataPath::put_pieces(w, origin, pieces, request);
+  const Peer& p = s_.peers[w.target];
+  Transport& t = s_.endpoint->transport();
+  in_stretches(pieces, const_cast<std::byte*>(origin), w.offset, t.max_stretches(), [&](auto stretches) {
+    InFlightOps::submit(new InFlightOps::Rma(&ops_, w.target, request), [&](InFlightOps::Rma* done) {
+      t.write_stretches(p.addr, stretches, w.region, done);
+    });
+  });
+  s_.ring(w.target);
+}
+
+void ProviderPath::get_pieces(const Where& w, std::byte* result, std::span<const Piece> pieces,
+                              const RequestPtr& request) {
+  if (w.local) return DataPath::get_pieces(w, result, pieces, request);
+  const Peer& p = s_.peers[w.target];
+  Transport& t = s_.endpoint->transport();
+  in_stretches(pieces, result, w.offset, t.max_stretches(), [&](auto stretches) {
+    InFlightOps::submit(new InFlightOps::Rma(&ops_, w.target, request), [&](InFlightOps::Rma* done) {
+      t.read_stretches(p.addr, stretches, w.region, done);
+    });
   });
   s_.ring(w.target);
 }

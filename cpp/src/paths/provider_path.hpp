@@ -19,6 +19,11 @@ class ProviderPath : public DataPath {
 
   void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) override;
   void get(const Where& w, void* result, std::size_t bytes, const RequestPtr& request) override;
+  // Up to the provider's iov limits per fi_writemsg/fi_readmsg.
+  void put_pieces(const Where& w, const std::byte* origin, std::span<const Piece> pieces,
+                  const RequestPtr& request) override;
+  void get_pieces(const Where& w, std::byte* result, std::span<const Piece> pieces,
+                  const RequestPtr& request) override;
   void accumulate(const Where& w, const AtomicCall& call, const RequestPtr& request) override;
   void flush(int target) override { ops_.flush(target); }
   void flush_all() override { ops_.flush_all(); }

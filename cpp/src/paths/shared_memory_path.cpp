@@ -48,6 +48,14 @@ class SharedMemoryPath final : public DataPath {
   void get(const Where& w, void* result, std::size_t bytes, const RequestPtr&) override {
     std::memmove(result, segment_.base(w.target) + w.at, bytes);
   }
+  void put_pieces(const Where& w, const std::byte* origin, std::span<const Piece> pieces, const RequestPtr&) override {
+    std::byte* t = segment_.base(w.target) + w.at;
+    for (const Piece& p : pieces) std::memmove(t + p.target, origin + p.origin, p.bytes);
+  }
+  void get_pieces(const Where& w, std::byte* result, std::span<const Piece> pieces, const RequestPtr&) override {
+    const std::byte* t = segment_.base(w.target) + w.at;
+    for (const Piece& p : pieces) std::memmove(result + p.origin, t + p.target, p.bytes);
+  }
   void accumulate(const Where& w, const AtomicCall& c, const RequestPtr&) override {
     std::byte* t = segment_.base(w.target) + w.at;
     cpu::apply(c.op, c.dtype, t, segment_.offset_of(t), c.origin, c.origin2, c.result, c.count, stripes_);

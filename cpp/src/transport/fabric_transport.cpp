@@ -99,6 +99,8 @@ class FabricTransport final : public Transport {
     check("fi_enable", fi_enable(ep_));
 
     inject_size_ = info_->tx_attr->inject_size;
+    // Each stretch is one local iovec and one remote one: the smaller limit.
+    max_stretches_ = std::max<std::size_t>(1, std::min(info_->tx_attr->iov_limit, info_->tx_attr->rma_iov_limit));
     if (atomics_ && provider_.find("ofi_rxd") != std::string::npos) {
       // libfabric 1.17's rxd crashes (in fi_cq_read) on the loopback atomic
       // the probe below issues, before any check of ours can see a result:
@@ -270,6 +272,21 @@ class FabricTransport final : public Transport {
     });
   }
 
+  std::size_t max_stretches() const override { return max_stretches_; }
+
+  void write_stretches(PeerAddr peer, std::span<const Stretch> stretches, RemoteRegion region,
+                       Completion* done) override {
+    post_stretches("fi_writemsg", peer, stretches, region, done, [this](const fi_msg_rma& msg) {
+      return fi_writemsg(ep_, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    });
+  }
+
+  void read_stretches(PeerAddr peer, std::span<const Stretch> stretches, RemoteRegion region,
+                      Completion* done) override {
+    post_stretches("fi_readmsg", peer, stretches, region, done,
+                   [this](const fi_msg_rma& msg) { return fi_readmsg(ep_, &msg, FI_COMPLETION); });
+  }
+
   void send(PeerAddr peer, const void* msg, std::size_t len) override {
     if (len > max_message_) raise(ErrorCategory::Internal, "message larger than max_message_size");
     // Providers order the matching of messages (FI_ORDER_SAS) but not always
@@ -410,6 +427,35 @@ class FabricTransport final : public Transport {
       deferred_.pop_front();
       if (ret != 0) fail(call, ret);
     }
+  }
+
+  // One fi_writemsg/fi_readmsg over several stretches: the iovecs are
+  // owned by the attempt, which may run later (deferred on FI_EAGAIN).
+  template <class Call>
+  void post_stretches(const char* call, PeerAddr peer, std::span<const Stretch> stretches, RemoteRegion region,
+                      Completion* done, Call&& issue) {
+    if (stretches.empty() || stretches.size() > max_stretches_)
+      raise(ErrorCategory::Internal, std::string(call) + ": " + std::to_string(stretches.size()) +
+                                         " stretches, the provider takes 1 to " + std::to_string(max_stretches_));
+    auto* ctx = new OpContext{};
+    ctx->kind = OpContext::Rma;
+    ctx->done = done;
+    std::vector<iovec> iov;
+    std::vector<fi_rma_iov> rma;
+    for (const Stretch& st : stretches) {
+      iov.push_back({st.local, st.bytes});
+      rma.push_back({region.addr + st.offset, st.bytes, region.key});
+    }
+    post(call, [=, iov = std::move(iov), rma = std::move(rma)] {
+      fi_msg_rma msg{};
+      msg.msg_iov = iov.data();
+      msg.iov_count = iov.size();
+      msg.addr = peer;
+      msg.rma_iov = rma.data();
+      msg.rma_iov_count = rma.size();
+      msg.context = ctx;
+      return issue(msg);
+    });
   }
 
   void post_receive(OpContext* ctx) {
@@ -568,6 +614,7 @@ class FabricTransport final : public Transport {
   fid_ep* ep_ = nullptr;
   std::string provider_;
   std::size_t inject_size_ = 0;
+  std::size_t max_stretches_ = 1;
   bool atomics_ = false;
   std::string no_native_;  // why native atomics are unavailable, if they are
   AtomicOrder order_;

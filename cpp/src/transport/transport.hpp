@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "onesided/types.hpp"
@@ -75,6 +76,19 @@ class Transport {
   virtual void read(PeerAddr peer, void* dst, std::size_t len, RemoteRegion region,
                     std::uint64_t offset, Completion* done) = 0;
   virtual void send(PeerAddr peer, const void* msg, std::size_t len) = 0;
+  // A vectored write or read (a non-contiguous put or get): `bytes` between
+  // `local` and `offset` in the region, for each stretch, as one operation
+  // with one completion. At most max_stretches() stretches.
+  struct Stretch {
+    std::byte* local;
+    std::uint64_t offset;
+    std::size_t bytes;
+  };
+  virtual std::size_t max_stretches() const = 0;
+  virtual void write_stretches(PeerAddr peer, std::span<const Stretch> stretches, RemoteRegion region,
+                               Completion* done) = 0;
+  virtual void read_stretches(PeerAddr peer, std::span<const Stretch> stretches, RemoteRegion region,
+                              Completion* done) = 0;
 
   // Native atomics. native_count() is the largest element count one native
   // atomic of this kind, op and dtype may carry, 0 when the provider has no

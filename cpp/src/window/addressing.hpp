@@ -15,10 +15,11 @@ namespace onesided::detail {
 class Addressing {
  public:
   virtual ~Addressing() = default;
-  // The place of [disp, disp + bytes) at `target`, after checking it lies
-  // inside what the target exposes: a Bounds error otherwise, before
-  // anything is sent. Overflow-safe for any disp and bytes.
-  virtual Where locate(int target, std::int64_t disp, std::size_t bytes) = 0;
+  // The place of the `bytes` bytes that start `shift` bytes from `disp`
+  // at `target` (a layout's extent may start before its displacement),
+  // after checking they lie inside what the target exposes: a Bounds error
+  // otherwise, before anything is sent. Overflow-safe for any arguments.
+  virtual Where locate(int target, std::int64_t disp, std::int64_t shift, std::size_t bytes) = 0;
   // Target side: this rank's bytes at position `at` (a Where's `at`), or
   // null when [at, at + bytes) is not its exposed memory.
   virtual std::byte* local(std::uint64_t at, std::size_t bytes) = 0;

@@ -22,8 +22,13 @@ class AttachedRegions final : public Addressing {
   explicit AttachedRegions(WindowState& s)
       : s_(s), remote_(static_cast<std::size_t>(s.nranks)), stale_(static_cast<std::size_t>(s.nranks), 1) {}
 
-  Where locate(int target, std::int64_t disp, std::size_t bytes) override {
-    const auto addr = static_cast<std::uint64_t>(disp);
+  Where locate(int target, std::int64_t disp, std::int64_t shift, std::size_t bytes) override {
+    // disp is an absolute address (an unsigned one, as MPI_Aint carries it).
+    const auto at = static_cast<__int128>(static_cast<std::uint64_t>(disp)) + shift;
+    if (at < 0 || at + static_cast<__int128>(bytes) > static_cast<__int128>(UINT64_MAX))
+      raise(ErrorCategory::Bounds, "target range out of window: address " + std::to_string(disp) + " + " +
+                                       std::to_string(shift) + " is outside the address space");
+    const auto addr = static_cast<std::uint64_t>(at);
     if (target == s_.rank) {
       std::lock_guard lk(mutex_);
       if (const auto* r = local_.find(addr, bytes))

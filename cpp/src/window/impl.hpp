@@ -27,6 +27,13 @@
 
 namespace onesided {
 
+namespace detail {
+// The state behind a Request, when the caller asked for one.
+inline RequestPtr request_state_for(Request* request) {
+  return request ? std::make_shared<RequestState>() : nullptr;
+}
+}  // namespace detail
+
 class Window::Impl final : public detail::MessageSink {
  public:
   Impl(const detail::Config& config, std::shared_ptr<Bootstrap> group, Flavor flavor, void* base,
@@ -40,6 +47,15 @@ class Window::Impl final : public detail::MessageSink {
   void get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp,
            const detail::RequestPtr& request);
   void atomic(const detail::AtomicCall& call, int target, std::int64_t disp, const detail::RequestPtr& request);
+  // layout_operations.cpp: put, get and the accumulate family on
+  // non-contiguous data (onesided/layout.hpp). `call` gives the bases of
+  // its buffers and the op; the layouts say which bytes of each.
+  void put(const std::byte* origin, const Layout& origin_layout, int target, std::int64_t disp,
+           const Layout& target_layout, const detail::RequestPtr& request);
+  void get(std::byte* result, const Layout& result_layout, int target, std::int64_t disp,
+           const Layout& target_layout, const detail::RequestPtr& request);
+  void atomic(const detail::AtomicCall& call, const Layout* origin_layout, const Layout* result_layout, int target,
+              std::int64_t disp, const Layout& target_layout, const detail::RequestPtr& request);
   // Seed 002's MODE_PASSIVE_EPOCH_IMPLICIT: the call is its own exclusive
   // epoch (no lock with MODE_NOCHECK) and has completed when it returns.
   template <class Call>
@@ -85,6 +101,13 @@ class Window::Impl final : public detail::MessageSink {
   // operations.cpp: the epoch checks of an access to `target`, and the
   // checked place of a put or get.
   void access(int target);
+  void check_atomic(const detail::AtomicCall& call) const;
+
+ public:
+  // Whether `f` takes `op` at all (an Argument error naming the right call if not).
+  static void check_admits(Function f, Op op);
+
+ private:
   std::optional<std::pair<detail::Where, std::size_t>> place(std::size_t count, Dtype dtype, int target,
                                                              std::int64_t disp);
   // active.cpp

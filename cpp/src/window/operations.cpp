@@ -1,8 +1,9 @@
 // The data calls: every check happens here, at the edge, before anything
-// is sent. MPI_PROC_NULL (kProcNull) is a valid target of every call and
-// does nothing (MPI-3.1 11.3); its requests are complete at once. (a live window, a rank in the group, an open epoch, the target
+// is sent (a live window, a rank in the group, an open epoch, the target
 // range inside what the target exposes, an op the dtype and the window's
 // declared accumulate_ops admit); then one call on the window's path.
+// MPI_PROC_NULL (kProcNull) is a valid target of every call and does
+// nothing (MPI-3.1 11.3); its requests are complete at once.
 #include <optional>
 #include <utility>
 
@@ -18,11 +19,11 @@ namespace {
 const char* op_name(Op op) { return op_info(op).name.data(); }
 const char* dtype_name(Dtype d) { return dtype_info(d).name.data(); }
 
-RequestPtr state_for(Request* request) { return request ? std::make_shared<RequestState>() : nullptr; }
+}  // namespace
 
 // A misplaced op is a malformed call (an Argument error), before the
 // declared-op check: MPI's names say where each op belongs.
-void check_admits(Function f, Op op) {
+void Window::Impl::check_admits(Function f, Op op) {
   if (function_admits(f, op)) return;
   std::string hint = op == Op::NoOp                ? " (NO_OP only reads: use get_accumulate or fetch_and_op)"
                      : op_info(op).operands == 2 ? " (use rmw2)"
@@ -31,8 +32,6 @@ void check_admits(Function f, Op op) {
   raise(ErrorCategory::Argument,
         std::string("op ") + op_name(op) + " is not valid for " + std::string(function_name(f)) + hint);
 }
-
-}  // namespace
 
 void Window::Impl::access(int target) {
   s.check_live();
@@ -56,7 +55,7 @@ std::optional<std::pair<Where, std::size_t>> Window::Impl::place(std::size_t cou
   }
   access(target);
   const std::size_t bytes = checked_mul(count, dtype_info(dtype).size, "count x itemsize");
-  const Where w = addressing->locate(target, disp, bytes);
+  const Where w = addressing->locate(target, disp, 0, bytes);
   if (bytes == 0) return std::nullopt;
   return std::pair{w, bytes};
 }
@@ -71,7 +70,7 @@ void Window::Impl::get(void* result, std::size_t count, Dtype dtype, int target,
   if (const auto p = place(count, dtype, target, disp)) path->get(p->first, result, p->second, request);
 }
 
-void Window::Impl::atomic(const AtomicCall& c, int target, std::int64_t disp, const RequestPtr& request) {
+void Window::Impl::check_atomic(const AtomicCall& c) const {
   if (!op_applies(c.op, c.dtype))
     raise(ErrorCategory::Unsupported,
           std::string("op ") + op_name(c.op) + " is not defined for dtype " + dtype_name(c.dtype));
@@ -84,9 +83,13 @@ void Window::Impl::atomic(const AtomicCall& c, int target, std::int64_t disp, co
           std::string("op ") + op_name(c.op) + " needs " + std::to_string(operands) + " origin operand(s)");
   if ((c.function == Function::Rmw || c.function == Function::Rmw2) && c.count == 0)
     raise(ErrorCategory::Argument, "Rmw/Rmw2 need count >= 1");
+}
+
+void Window::Impl::atomic(const AtomicCall& c, int target, std::int64_t disp, const RequestPtr& request) {
+  check_atomic(c);
   if (target == kProcNull) return s.check_live();
   access(target);
-  const Where w = addressing->locate(target, disp, checked_mul(c.count, dtype_info(c.dtype).size, "count x itemsize"));
+  const Where w = addressing->locate(target, disp, 0, checked_mul(c.count, dtype_info(c.dtype).size, "count x itemsize"));
   if (c.count == 0) return;
   path->accumulate(w, c, request);
 }
@@ -95,35 +98,35 @@ void Window::Impl::atomic(const AtomicCall& c, int target, std::int64_t disp, co
 
 void Window::put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp,
                  Request* request) {
-  auto state = state_for(request);
+  auto state = request_state_for(request);
   impl_->put(origin, count, dtype, target, disp, state);
   if (request) *request = Request(state, impl_->s.endpoint);
 }
 
 void Window::get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp, Request* request) {
-  auto state = state_for(request);
+  auto state = request_state_for(request);
   impl_->get(result, count, dtype, target, disp, state);
   if (request) *request = Request(state, impl_->s.endpoint);
 }
 
 void Window::accumulate(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp, Op op,
                         Request* request) {
-  check_admits(Function::Accumulate, op);
-  auto state = state_for(request);
+  Impl::check_admits(Function::Accumulate, op);
+  auto state = request_state_for(request);
   impl_->atomic({Function::Accumulate, op, origin, nullptr, nullptr, count, dtype}, target, disp, state);
   if (request) *request = Request(state, impl_->s.endpoint);
 }
 
 void Window::get_accumulate(const void* origin, void* result, std::size_t count, Dtype dtype, int target,
                             std::int64_t disp, Op op, Request* request) {
-  check_admits(Function::GetAccumulate, op);
-  auto state = state_for(request);
+  Impl::check_admits(Function::GetAccumulate, op);
+  auto state = request_state_for(request);
   impl_->atomic({Function::GetAccumulate, op, origin, nullptr, result, count, dtype}, target, disp, state);
   if (request) *request = Request(state, impl_->s.endpoint);
 }
 
 void Window::fetch_and_op(const void* origin, void* result, Dtype dtype, int target, std::int64_t disp, Op op) {
-  check_admits(Function::FetchAndOp, op);
+  Impl::check_admits(Function::FetchAndOp, op);
   impl_->atomic({Function::FetchAndOp, op, origin, nullptr, result, 1, dtype}, target, disp, nullptr);
 }
 
@@ -136,8 +139,8 @@ void Window::compare_and_swap(const void* origin, const void* compare, void* res
 
 void Window::rmw(Op op, const void* origin, void* result, std::size_t count, Dtype dtype, int target,
                  std::int64_t disp, unsigned assertion, Request* request) {
-  check_admits(Function::Rmw, op);
-  auto state = state_for(request);
+  Impl::check_admits(Function::Rmw, op);
+  auto state = request_state_for(request);
   impl_->implicit_epoch(target, assertion, [&] {
     impl_->atomic({Function::Rmw, op, origin, nullptr, result, count, dtype}, target, disp, state);
   });
@@ -146,8 +149,8 @@ void Window::rmw(Op op, const void* origin, void* result, std::size_t count, Dty
 
 void Window::rmw2(Op op, const void* origin, const void* origin2, void* result, std::size_t count, Dtype dtype,
                   int target, std::int64_t disp, unsigned assertion, Request* request) {
-  check_admits(Function::Rmw2, op);
-  auto state = state_for(request);
+  Impl::check_admits(Function::Rmw2, op);
+  auto state = request_state_for(request);
   impl_->implicit_epoch(target, assertion, [&] {
     impl_->atomic({Function::Rmw2, op, origin, origin2, result, count, dtype}, target, disp, state);
   });

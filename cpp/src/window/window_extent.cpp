@@ -9,15 +9,19 @@ class WindowExtent final : public Addressing {
  public:
   explicit WindowExtent(WindowState& s) : s_(s) {}
 
-  Where locate(int target, std::int64_t disp, std::size_t bytes) override {
+  Where locate(int target, std::int64_t disp, std::int64_t shift, std::size_t bytes) override {
     const Peer& p = s_.peers[target];
-    const auto limit = static_cast<unsigned __int128>(p.size);
-    const auto off = static_cast<__int128>(disp) * p.disp_unit;
-    if (disp < 0 || static_cast<unsigned __int128>(off) + bytes > limit)
+    const auto limit = static_cast<__int128>(p.size);
+    const auto off = static_cast<__int128>(disp) * p.disp_unit + shift;
+    if (disp < 0 || off < 0 || off + static_cast<__int128>(bytes) > limit)
       raise(ErrorCategory::Bounds,
             "target range out of window: displacement " + std::to_string(disp) + " x disp_unit " +
-                std::to_string(p.disp_unit) + " + " + std::to_string(bytes) + " bytes exceeds the " +
-                std::to_string(p.size) + "-byte window of rank " + std::to_string(target));
+                std::to_string(p.disp_unit) +
+                (shift ? (shift > 0 ? " + " : " - ") + std::to_string(shift > 0 ? shift : -shift) +
+                             " (the layout's first byte)"
+                       : std::string()) +
+                " + " + std::to_string(bytes) + " bytes exceeds the " + std::to_string(p.size) +
+                "-byte window of rank " + std::to_string(target));
     const auto at = static_cast<std::uint64_t>(off);
     return {target, p.region, at, at, target == s_.rank ? s_.base + at : nullptr};
   }

@@ -1,0 +1,147 @@
+// The data calls on non-contiguous data: the layouts are checked here, at
+// the edge (same dtype and count on every side, no byte written twice, the
+// whole target extent inside what the target exposes), before anything is
+// sent; then the layouts are walked in step (layout/runs.hpp) and every
+// stretch that is contiguous on all sides goes to the window's path.
+//
+// Semantics kept: the stretches of one call are issued in element order,
+// so accumulate-style ops stay atomic per element (each stretch is one
+// accumulate on the path, which is atomic per element) and ordered per
+// element as accumulate_ordering asks; one Request covers every stretch.
+#include <string>
+#include <vector>
+
+#include "layout/runs.hpp"
+#include "window/impl.hpp"
+
+namespace onesided {
+
+using namespace detail;
+
+namespace {
+
+// Pieces are handed to the path in batches, so a layout of a million runs
+// costs a bounded amount of memory.
+constexpr std::size_t kBatch = 1024;
+
+std::string dtype_str(Dtype d) { return std::string(dtype_info(d).name); }
+
+// Every layout of a call: one dtype, one element count (onesided converts
+// nothing), and no byte written twice where the call writes.
+void check_match(const Layout& a, const char* a_name, const Layout& b, const char* b_name) {
+  if (a.dtype() != b.dtype())
+    raise(ErrorCategory::Argument, std::string(a_name) + " layout holds " + dtype_str(a.dtype()) + " but " + b_name +
+                                       " layout holds " + dtype_str(b.dtype()) + " (onesided does not convert)");
+  if (a.count() != b.count())
+    raise(ErrorCategory::Argument, std::string(a_name) + " layout has " + std::to_string(a.count()) +
+                                       " elements but " + b_name + " layout has " + std::to_string(b.count()));
+}
+
+void check_disjoint(const Layout& l, const char* name) {
+  if (l.runs() > 1 && l.overlaps())
+    raise(ErrorCategory::Argument, std::string(name) +
+                                       " layout touches some bytes twice (MPI forbids overlapping elements in a "
+                                       "target or result)");
+}
+
+}  // namespace
+
+void Window::Impl::put(const std::byte* origin, const Layout& ol, int target, std::int64_t disp, const Layout& tl,
+                       const RequestPtr& request) {
+  check_match(ol, "origin", tl, "target");
+  check_disjoint(tl, "target");
+  if (target == kProcNull) return s.check_live();
+  access(target);
+  const Where w = addressing->locate(target, disp, tl.lo(), static_cast<std::size_t>(tl.hi() - tl.lo()));
+  std::vector<Piece> batch;
+  Pieces<2>({&ol, &tl}).for_each([&](const std::array<std::int64_t, 2>& at, std::uint64_t n) {
+    batch.push_back({at[0], static_cast<std::uint64_t>(at[1] - tl.lo()), n});
+    if (batch.size() == kBatch) path->put_pieces(w, origin, batch, request), batch.clear();
+  });
+  if (!batch.empty()) path->put_pieces(w, origin, batch, request);
+}
+
+void Window::Impl::get(std::byte* result, const Layout& rl, int target, std::int64_t disp, const Layout& tl,
+                       const RequestPtr& request) {
+  check_match(rl, "result", tl, "target");
+  check_disjoint(rl, "result");
+  check_disjoint(tl, "target");
+  if (target == kProcNull) return s.check_live();
+  access(target);
+  const Where w = addressing->locate(target, disp, tl.lo(), static_cast<std::size_t>(tl.hi() - tl.lo()));
+  std::vector<Piece> batch;
+  Pieces<2>({&rl, &tl}).for_each([&](const std::array<std::int64_t, 2>& at, std::uint64_t n) {
+    batch.push_back({at[0], static_cast<std::uint64_t>(at[1] - tl.lo()), n});
+    if (batch.size() == kBatch) path->get_pieces(w, result, batch, request), batch.clear();
+  });
+  if (!batch.empty()) path->get_pieces(w, result, batch, request);
+}
+
+void Window::Impl::atomic(const AtomicCall& c, const Layout* ol, const Layout* rl, int target, std::int64_t disp,
+                          const Layout& tl, const RequestPtr& request) {
+  if (ol) check_match(*ol, "origin", tl, "target");
+  if (rl) {
+    check_match(*rl, "result", tl, "target");
+    check_disjoint(*rl, "result");
+  }
+  check_disjoint(tl, "target");
+  if (tl.dtype() != c.dtype)
+    raise(ErrorCategory::Argument, "target layout holds " + dtype_str(tl.dtype()) + " but the call's dtype is " +
+                                       dtype_str(c.dtype));
+  check_atomic(AtomicCall{c.function, c.op, c.origin, c.origin2, c.result, tl.count(), c.dtype});
+  if (target == kProcNull) return s.check_live();
+  access(target);
+  const Where w = addressing->locate(target, disp, tl.lo(), static_cast<std::size_t>(tl.hi() - tl.lo()));
+  const std::size_t itemsize = dtype_info(c.dtype).size;
+  const auto* origin = static_cast<const std::byte*>(c.origin);
+  auto* result = static_cast<std::byte*>(c.result);
+  // An absent operand walks no layout (its offsets stay 0 and unused).
+  Pieces<3>({origin ? ol : nullptr, result ? rl : nullptr, &tl})
+      .for_each([&](const std::array<std::int64_t, 3>& at, std::uint64_t n) {
+        const AtomicCall piece{c.function,
+                               c.op,
+                               origin ? origin + at[0] : nullptr,
+                               nullptr,
+                               result ? result + at[1] : nullptr,
+                               static_cast<std::size_t>(n / itemsize),
+                               c.dtype};
+        path->accumulate(shifted(w, static_cast<std::uint64_t>(at[2] - tl.lo())), piece, request);
+      });
+}
+
+// ---- the public calls ---------------------------------------------------------
+
+void Window::put(const void* origin, const Layout& origin_layout, int target, std::int64_t disp,
+                 const Layout& target_layout, Request* request) {
+  auto state = request_state_for(request);
+  impl_->put(static_cast<const std::byte*>(origin), origin_layout, target, disp, target_layout, state);
+  if (request) *request = Request(state, impl_->s.endpoint);
+}
+
+void Window::get(void* result, const Layout& result_layout, int target, std::int64_t disp,
+                 const Layout& target_layout, Request* request) {
+  auto state = request_state_for(request);
+  impl_->get(static_cast<std::byte*>(result), result_layout, target, disp, target_layout, state);
+  if (request) *request = Request(state, impl_->s.endpoint);
+}
+
+void Window::accumulate(const void* origin, const Layout& origin_layout, int target, std::int64_t disp,
+                        const Layout& target_layout, Op op, Request* request) {
+  Impl::check_admits(Function::Accumulate, op);
+  auto state = request_state_for(request);
+  impl_->atomic({Function::Accumulate, op, origin, nullptr, nullptr, 0, origin_layout.dtype()}, &origin_layout,
+                nullptr, target, disp, target_layout, state);
+  if (request) *request = Request(state, impl_->s.endpoint);
+}
+
+void Window::get_accumulate(const void* origin, const Layout& origin_layout, void* result,
+                            const Layout& result_layout, int target, std::int64_t disp, const Layout& target_layout,
+                            Op op, Request* request) {
+  Impl::check_admits(Function::GetAccumulate, op);
+  auto state = request_state_for(request);
+  impl_->atomic({Function::GetAccumulate, op, origin, nullptr, result, 0, result_layout.dtype()}, &origin_layout,
+                &result_layout, target, disp, target_layout, state);
+  if (request) *request = Request(state, impl_->s.endpoint);
+}
+
+}  // namespace onesided
