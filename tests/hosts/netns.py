@@ -26,6 +26,8 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -201,3 +203,29 @@ class SimulatedHosts:
 
     def __exit__(self, *exc: object) -> None:
         self.down()
+
+
+def main(argv: list[str]) -> int:
+    """``python -m hosts.netns N COMMAND...`` (from tests/): run COMMAND with N
+    simulated hosts up, then remove them. COMMAND's environment names them:
+    ONESIDED_NETNS_MAP (for tools/netns-rsh), ONESIDED_NETNS_<i> (namespace)
+    and ONESIDED_NETNS_ADDR_<i> (address); e.g. the C++ benchmark between two:
+    ``sh -c 'onesided_bench --netns $ONESIDED_NETNS_0,$ONESIDED_NETNS_1'``."""
+    if len(argv) < 2 or not argv[0].isdigit() or int(argv[0]) < 1:
+        print("usage: python -m hosts.netns N COMMAND...", file=sys.stderr)
+        return 2
+    reason = unavailable()
+    if reason:
+        print(reason, file=sys.stderr)
+        return 2
+    sweep_stale()
+    with tempfile.TemporaryDirectory(prefix="onesided-netns-") as tmp, SimulatedHosts(int(argv[0]), Path(tmp)) as hosts:
+        env = {**os.environ, **hosts.env()}
+        for i, host in enumerate(hosts.hosts):
+            env[f"ONESIDED_NETNS_{i}"] = host.namespace
+            env[f"ONESIDED_NETNS_ADDR_{i}"] = host.address
+        return subprocess.call(argv[1:], env=env)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
