@@ -9,6 +9,8 @@
 #                                    Debian's MPICH uses UCX, so its process never loads a
 #                                    second libfabric (PyPI's MPI wheels bundle their own)
 #     g++ pkg-config make            the build
+#     iproute2                       `ip netns`: tests/test_multihost.py's simulated hosts
+#                                    (unshare and hostname are in every Debian system)
 #     python3-venv python3-dev       only when the python3 in use lacks venv or headers
 #
 #   tools/setup-debian.sh openmpi    only for `make bench-openmpi`, never demo or test:
@@ -21,7 +23,7 @@ set -euo pipefail
 
 case ${1:-} in
   "")
-    packages=(libfabric-dev libfabric-bin libgtest-dev mpich libmpich-dev g++ pkg-config make)
+    packages=(libfabric-dev libfabric-bin libgtest-dev mpich libmpich-dev g++ pkg-config make iproute2)
     python=${PYTHON:-python3}
     if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
       packages+=(python3-venv)

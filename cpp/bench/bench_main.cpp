@@ -2,7 +2,12 @@
 // C++, each measured in the same run beside raw libfabric calls and the CPU
 // floor, between two processes on one host.
 //
-//   onesided_bench [--iters N] [--reps R] [--quick] [--no-tcp]
+//   onesided_bench [--iters N] [--reps R] [--quick] [--no-tcp] [--netns ORIGIN,TARGET]
+//
+// --netns puts each rank in a network namespace of its own before it touches
+// libfabric (/run/netns/NAME, as `ip netns add` makes them: two simulated
+// hosts, tests/hosts/netns.py) and measures only the tcp columns (and the CPU
+// floor), over the namespaces' interfaces instead of 127.0.0.1.
 //
 // The program forks two ranks itself (before either touches libfabric,
 // which is not fork-safe), joined by a socketpair Bootstrap. Rank 0 is the
@@ -33,6 +38,7 @@
 // Every result is checked (fetched values against a model of the target
 // cells, and the target's final cell values), so a wrong implementation
 // fails the run: the exit status is non-zero.
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
@@ -51,6 +57,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -76,12 +83,23 @@ struct Options {
   long iters = 10000;
   int reps = 5;
   bool tcp = true;
+  std::array<std::string, 2> netns;  // empty: both ranks stay in this namespace
   std::string command;
+  bool hosts() const { return !netns[0].empty(); }
 };
 
 [[noreturn]] void usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s [--iters N] [--reps R] [--quick] [--no-tcp]\n", argv0);
+  std::fprintf(stderr, "usage: %s [--iters N] [--reps R] [--quick] [--no-tcp] [--netns ORIGIN,TARGET]\n", argv0);
   std::exit(2);
+}
+
+// Moves the calling process into the network namespace `name` (ip netns).
+void enter_netns(const std::string& name) {
+  const std::string path = "/run/netns/" + name;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0)
+    throw std::runtime_error("cannot enter network namespace " + path + ": " + std::strerror(errno));
+  ::close(fd);
 }
 
 Options parse(int argc, char** argv) {
@@ -101,7 +119,12 @@ Options parse(int argc, char** argv) {
     else if (a == "--reps") reps = value();
     else if (a == "--quick") quick = true;
     else if (a == "--no-tcp") o.tcp = false;
-    else usage(argv[0]);
+    else if (a == "--netns" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      const auto comma = v.find(',');
+      if (comma == std::string::npos || comma == 0 || comma + 1 == v.size()) usage(argv[0]);
+      o.netns = {v.substr(0, comma), v.substr(comma + 1)};
+    } else usage(argv[0]);
   }
   if (quick) {
     o.iters = 1000;
@@ -490,18 +513,24 @@ void print_table(const Times& times, const std::vector<std::unique_ptr<Column>>&
   const int os_shm = col_index("onesided shm"), raw_shm = col_index("raw shm");
   const int os_tcp = col_index("onesided tcp"), raw_tcp = col_index("raw tcp");
   out.push_back({"CPU floor", floor, -1});
-  out.push_back({"fast path", fast, -1});
-  out.push_back({"fast/floor", fast, floor});
-  out.push_back({"onesided shm", os_shm, -1});
-  out.push_back({"raw shm", raw_shm, -1});
-  out.push_back({"shm ratio", os_shm, raw_shm});
+  if (fast >= 0) {
+    out.push_back({"fast path", fast, -1});
+    out.push_back({"fast/floor", fast, floor});
+    out.push_back({"onesided shm", os_shm, -1});
+    out.push_back({"raw shm", raw_shm, -1});
+    out.push_back({"shm ratio", os_shm, raw_shm});
+  }
   if (os_tcp >= 0) {
     out.push_back({"onesided tcp", os_tcp, -1});
     out.push_back({"raw tcp", raw_tcp, -1});
     out.push_back({"tcp ratio", os_tcp, raw_tcp});
   }
 
-  std::printf("\nonesided C++ latency: 2 processes on one host, op + flush, 8-byte elements,\n");
+  if (opt.hosts())
+    std::printf("\nonesided C++ latency: 2 processes in network namespaces %s (origin) and %s (target),\n"
+                "op + flush, 8-byte elements,\n", opt.netns[0].c_str(), opt.netns[1].c_str());
+  else
+    std::printf("\nonesided C++ latency: 2 processes on one host, op + flush, 8-byte elements,\n");
   std::printf("microseconds, median of %d x %ld after warm-up; ratios are onesided/peer\n", opt.reps, opt.iters);
   std::printf("command: %s\n", opt.command.c_str());
   std::printf("load average before: %s, after: %s; %ld CPUs online\n", load_before.c_str(),
@@ -527,6 +556,7 @@ void print_table(const Times& times, const std::vector<std::unique_ptr<Column>>&
 // ---- one rank -----------------------------------------------------------------
 
 int rank_main(int rank, int fd, Control& ctrl, const Options& opt) {
+  if (opt.hosts()) enter_netns(opt.netns[static_cast<std::size_t>(rank)]);
   auto boot = std::make_shared<PairBootstrap>(rank, fd);
   const std::string load_before = load_average();
   // onesided's windows first: opening its shm transport removes /dev/shm
@@ -535,25 +565,29 @@ int rank_main(int rank, int fd, Control& ctrl, const Options& opt) {
   const onesided::Info fast_info{};
   const onesided::Info shm_info{{"provider", "shm"}, {"onesided_fast_path", "off"}};
   const onesided::Info tcp_info{{"provider", "tcp;ofi_rxm"}};
-  auto fast = Window::allocate(64, 8, fast_info, boot);
-  auto shm = Window::allocate(64, 8, shm_info, boot);
-  std::unique_ptr<Window> tcp;
-  if (opt.tcp) tcp = Window::allocate(64, 8, tcp_info, boot);
-  if (fast->info().at("onesided_fast_path") != "on")
+  // Across (simulated) hosts only tcp: neither shared memory nor shm spans them.
+  const bool local = !opt.hosts();
+  std::unique_ptr<Window> fast, shm, tcp;
+  if (local) fast = Window::allocate(64, 8, fast_info, boot);
+  if (local) shm = Window::allocate(64, 8, shm_info, boot);
+  if (opt.tcp || !local) tcp = Window::allocate(64, 8, tcp_info, boot);
+  if (local && fast->info().at("onesided_fast_path") != "on")
     throw std::runtime_error("the default window did not take the intra-node fast path (is "
                              "ONESIDED_FAST_PATH=off or FI_PROVIDER set?)");
-  if (shm->info().at("onesided_fast_path") != "off" || shm->provider() != "shm")
+  if (local && (shm->info().at("onesided_fast_path") != "off" || shm->provider() != "shm"))
     throw std::runtime_error("the shm window is not on libfabric's shm provider");
-  auto raw_shm = std::make_unique<RawFabric>("shm", false, *boot);
-  std::unique_ptr<RawFabric> raw_tcp;
-  if (opt.tcp) raw_tcp = std::make_unique<RawFabric>("tcp;ofi_rxm", true, *boot);
+  std::unique_ptr<RawFabric> raw_shm, raw_tcp;
+  if (local) raw_shm = std::make_unique<RawFabric>("shm", false, *boot);
+  if (tcp) raw_tcp = std::make_unique<RawFabric>("tcp;ofi_rxm", local, *boot);
 
   std::vector<std::unique_ptr<Column>> cols;
   cols.push_back(std::make_unique<FloorColumn>(ctrl));
-  cols.push_back(std::make_unique<OnesidedColumn>("fast path", fast.get()));
-  cols.push_back(std::make_unique<OnesidedColumn>("onesided shm", shm.get()));
-  cols.push_back(std::make_unique<RawColumn>("raw shm", kRawShm, raw_shm.get()));
-  if (opt.tcp) {
+  if (local) {
+    cols.push_back(std::make_unique<OnesidedColumn>("fast path", fast.get()));
+    cols.push_back(std::make_unique<OnesidedColumn>("onesided shm", shm.get()));
+    cols.push_back(std::make_unique<RawColumn>("raw shm", kRawShm, raw_shm.get()));
+  }
+  if (tcp) {
     cols.push_back(std::make_unique<OnesidedColumn>("onesided tcp", tcp.get()));
     cols.push_back(std::make_unique<RawColumn>("raw tcp", kRawTcp, raw_tcp.get()));
   }
@@ -576,8 +610,8 @@ int rank_main(int rank, int fd, Control& ctrl, const Options& opt) {
   int status = 0;
   if (rank == 0) {
     std::vector<std::string> notes;
-    notes.push_back("fast path:    " + describe(*fast));
-    notes.push_back("onesided shm: " + describe(*shm));
+    if (fast) notes.push_back("fast path:    " + describe(*fast));
+    if (shm) notes.push_back("onesided shm: " + describe(*shm));
     if (tcp) notes.push_back("onesided tcp: " + describe(*tcp));
     notes.push_back("raw: fi_writemsg (FI_DELIVERY_COMPLETE) / fi_read / fi_atomicmsg FI_SUM (FI_DELIVERY_COMPLETE) "
                     "/ fi_fetch_atomic FI_SUM / fi_compare_atomic FI_CSWAP, FI_MSWAP, each + fi_cq_read until done");
@@ -614,8 +648,8 @@ int rank_main(int rank, int fd, Control& ctrl, const Options& opt) {
   raw_shm.reset();
   boot->barrier();
   if (tcp) tcp->free();
-  shm->free();
-  fast->free();
+  if (shm) shm->free();
+  if (fast) fast->free();
   tcp.reset();
   shm.reset();
   fast.reset();

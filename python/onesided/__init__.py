@@ -4,8 +4,9 @@ Windows of memory that every rank exposes, with put, get, atomic accumulate,
 fetch-and-op and compare-and-swap, synchronised by fence or passive-target
 locks. The API mirrors mpi4py's ``MPI.Win``; any mpi4py communicator can be a
 window's group, and without MPI ``python -m onesided run -n N script.py``
-starts N ranks on this machine. In a plain process (a notebook) COMM_WORLD is
-a world of size 1.
+starts N ranks on this machine (``--hosts``/``--hostfile``: across hosts).
+Under an MPI launcher COMM_WORLD is mpi4py's; in a plain process (a
+notebook) it is a world of size 1.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ._errors import (
     UnsupportedError,
 )
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
-from ._atomics_report import AtomicPath, AtomicsReport
+from ._atomics_report import AtomicPath, AtomicsReport, Executor
 from ._layout import Layout
 from ._mpi_args import Get_address
 from ._mpi_objects import Group, Info, buffer
@@ -129,6 +130,7 @@ __all__ = [
     "KEYVAL_INVALID",
     "AtomicPath",
     "AtomicsReport",
+    "Executor",
     "MODE_PASSIVE_EPOCH_IMPLICIT",
     "RMW_INC",
     "RMW_SUM",

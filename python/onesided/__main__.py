@@ -2,10 +2,10 @@
 
 Commands:
 
-``run -n N [--timeout SECONDS] script.py [args ...]``
-``run -n N [--timeout SECONDS] -m module [args ...]``
-    Start N ranks of a Python program and exit with the job's status
-    (see :mod:`onesided._launch`).
+``run -n N [--timeout SECONDS] [--hosts H[:S],... | --hostfile F] [--rsh CMD] [--coordinator ADDR] script.py [args ...]``
+``run -n N [...] -m module [args ...]``
+    Start N ranks of a Python program, on this machine or across hosts,
+    and exit with the job's status (see :mod:`onesided._launch`).
 """
 
 from __future__ import annotations

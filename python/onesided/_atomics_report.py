@@ -11,6 +11,55 @@ if TYPE_CHECKING:
     from ._window import Window
 
 
+class Executor(NamedTuple):
+    """Who applies a window's native atomics at the target.
+
+    ``kind`` is one of ``"nic"`` (the network card, in hardware),
+    ``"provider"`` (libfabric's provider, in software at the target, inside
+    the target's libfabric progress), ``"cpu"`` (the calling thread's own
+    atomic instructions on shared memory) or ``"unknown"`` (a provider
+    onesided has no entry for). Software atomics are always onesided's own
+    kernels in the target's progress engine."""
+
+    kind: str
+    description: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.description}"
+
+
+_RXM = "ofi_rxm carries atomics as messages and applies them in software at the target, inside the target's progress"
+PROVIDER_EXECUTORS: dict[str, Executor] = {
+    "cxi": Executor("nic", "the Cassini NIC (HPE Slingshot) applies them in hardware, for the ops and dtypes the "
+                    "cxi provider offers"),
+    "tcp;ofi_rxm": Executor("provider", _RXM),
+    "verbs;ofi_rxm": Executor("provider", _RXM + " (rxm does not use the verbs NIC's own atomics)"),
+    "shm": Executor("provider", "libfabric's shm provider applies them in software at the target, inside the "
+                    "target's progress"),
+    "efa": Executor("provider", "the efa provider emulates them in software at the target, inside the target's "
+                    "progress (the EFA device has no atomics)"),
+    "sockets": Executor("provider", "the sockets provider's progress thread applies them in software at the target"),
+    "udp;ofi_rxd": Executor("provider", "ofi_rxd applies them in software at the target, inside the target's progress"),
+    "psm2": Executor("provider", "psm2 applies them in software at the target (active messages)"),
+    "psm3": Executor("provider", "psm3 applies them in software at the target (active messages)"),
+    "opx": Executor("provider", "opx applies them in software at the target"),
+}
+"""Who runs each provider's native atomics, from libfabric's man pages
+(fi_rxm(7), fi_shm(7), fi_efa(7), fi_cxi(7)) and sources (rxm, shm, efa rdm,
+sockets); docs/atomics.md has the table."""
+
+
+def executor_of(provider: str, path: str) -> Executor:
+    """Who applies native atomics on a window with ``provider`` and data ``path``."""
+    if path == "shared-memory" or path.startswith("nasty(shared-memory"):
+        return Executor("cpu", "the calling thread's atomic instructions on shared memory")
+    name = provider.split(";")[0] if provider.split(";")[0] in PROVIDER_EXECUTORS else provider
+    return PROVIDER_EXECUTORS.get(
+        provider, PROVIDER_EXECUTORS.get(name, Executor("unknown", f"{provider}: libfabric does not say whether "
+                                                                   "its NIC or its software applies them"))
+    )
+
+
 class AtomicPath(NamedTuple):
     """Where an (op, dtype) runs on a window: the provider's native atomics
     (``native=True``) or onesided's software path at the target, and why."""
@@ -35,6 +84,9 @@ class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
         ``provider``; ``nasty(...)`` around it in nasty mode."""
         self.path_description: str = win._path_description
         """One line on what the data path does."""
+        self.executor: Executor = executor_of(win.provider, self.path)
+        """Who applies the native atomics at the target: the NIC, the
+        provider's software, or the CPU on shared memory."""
         names = [name for name, _ in _core.dtypes()]
         self._by_dtype = {
             names[code]: AtomicPath(win._native_atomics(code), win._atomics_reason(code)) for code in range(len(names))
@@ -63,19 +115,20 @@ class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
         return dict(self._by_dtype)
 
     def summary(self) -> str:
-        """One line: which dtypes are native and which software."""
+        """One line: which dtypes are native (and who executes them) and which software."""
         native = [d for d, p in self._by_dtype.items() if p.native]
         software = [d for d, p in self._by_dtype.items() if not p.native]
         parts = []
         if native:
-            parts.append("native " + ",".join(native))
+            parts.append(f"native ({self.executor.kind}) " + ",".join(native))
         if software:
-            parts.append("software " + ",".join(software))
+            parts.append("software (onesided) " + ",".join(software))
         return "; ".join(parts)
 
     def __str__(self) -> str:
-        """The data path, then one line per dtype."""
+        """The data path, who executes native atomics, then one line per dtype."""
         width = max(len(d) for d in self._by_dtype)
         lines = [f"{'path':{width}s}  {self.path}: {self.path_description}"]
+        lines += [f"{'native':{width}s}  executed by {self.executor}"]
         lines += [f"{d:{width}s}  {p}" for d, p in self._by_dtype.items()]
         return "\n".join(lines)

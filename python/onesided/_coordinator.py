@@ -1,6 +1,7 @@
 """The launcher's coordinator: the server side of the wire protocol
 documented in :mod:`onesided._world`, serving the collectives of one job's
-ranks on 127.0.0.1 (see :mod:`onesided._launch` for the job around it).
+ranks on 127.0.0.1, or on an address the other hosts reach when the job
+spans hosts (see :mod:`onesided._launch` for the job around it).
 
 Guarantees
 ----------
@@ -57,7 +58,8 @@ class _Connection:
 
 
 class Coordinator:
-    """Serve the collectives of a world of ``size`` ranks on 127.0.0.1.
+    """Serve the collectives of a world of ``size`` ranks on ``host`` (an
+    address of this machine; 127.0.0.1 unless ranks run on other hosts).
 
     Runs in a daemon thread between ``__enter__`` and ``__exit__``.  All
     collective state is owned by that thread; other threads only call
@@ -66,10 +68,12 @@ class Coordinator:
     hanging.
     """
 
-    def __init__(self, size: int, token: bytes) -> None:
+    def __init__(self, size: int, token: bytes, host: str = "127.0.0.1") -> None:
         self._size = size
         self._token = token
-        self._listener = socket.create_server(("127.0.0.1", 0), backlog=max(size, 128))
+        # Every connection must prove the job's token (hello) before it takes part.
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._listener = socket.create_server((host, 0), family=family, backlog=max(size, 128))
         self._listener.setblocking(False)
         self._wake_reader, self._wake_writer = socket.socketpair()
         self._wake_writer.setblocking(False)
@@ -92,7 +96,7 @@ class Coordinator:
     def address(self) -> str:
         """``host:port`` for ``ONESIDED_COORD``."""
         host, port = self._listener.getsockname()[:2]
-        return f"{host}:{port}"
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
     def __enter__(self) -> Coordinator:
         self._thread.start()

@@ -6,6 +6,17 @@ one child process per rank, each in its own session so that stopping a rank's
 process group also stops whatever it spawned.  Children inherit stdout and
 stderr.
 
+Across hosts (``--hosts``, ``--hostfile``, or the nodes of the Slurm
+allocation it runs in; placement in :mod:`onesided._hosts`) a rank on
+another host is started through a remote shell (``ssh`` by default, ``srun``
+inside Slurm, any command by ``--rsh``) as the agent
+:mod:`onesided._remote_rank`, which receives the rank's command, environment
+(this one's, but for a few per-session variables) and working directory on
+its stdin, runs the rank there and forwards the launcher's signals to it.
+The coordinator then listens on an address the other hosts reach, and the
+remote shell's exit status is the rank's.  Everything below holds for
+remote ranks as for local ones; the remote shell carries their output.
+
 Guarantees of :func:`run`
 -------------------------
 * It returns 0 if every rank exits 0.  Otherwise it returns the status of the
@@ -27,9 +38,11 @@ Guarantees of :func:`run`
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import queue
 import secrets
+import shlex
 import signal
 import subprocess
 import sys
@@ -41,15 +54,42 @@ from dataclasses import dataclass
 from types import FrameType
 
 from ._coordinator import Coordinator
+from ._hosts import (
+    HostSlots,
+    coordinator_address,
+    interface_toward,
+    is_local,
+    parse_hosts,
+    placement,
+    read_hostfile,
+    slurm_hosts,
+)
 from ._world import ENV_COORD, ENV_RANK, ENV_SIZE, ENV_TOKEN
 
-__all__ = ["GRACE_SECONDS", "add_arguments", "main", "run"]
+__all__ = ["DEFAULT_RSH", "GRACE_SECONDS", "SLURM_RSH", "add_arguments", "main", "remote_command", "run"]
 
 GRACE_SECONDS = 2.0
 """How long stopped ranks get between the first signal and SIGKILL."""
 
 _REAP_SECONDS = 5.0
 """How long to wait for SIGKILLed ranks before giving up on them (D state)."""
+
+DEFAULT_RSH = ("ssh", "-x", "-o", "BatchMode=yes")
+"""The remote shell: run as ``RSH HOST WORD...``, the words forming one shell
+command line (ssh joins them for the remote shell); BatchMode fails at once
+where ssh would ask for a password."""
+
+SLURM_RSH = ("srun", "--nodes=1", "--ntasks=1", "--nodelist={host}", "--overlap", "sh", "-c", "{command}")
+"""The remote shell inside a Slurm allocation: one task of a new job step on
+the node. ``{host}`` and ``{command}`` (the words joined into one argument)
+are filled in; any ``--rsh`` may use them too."""
+
+ENV_TCP_IFACE = "FI_TCP_IFACE"
+
+_SESSION_VARIABLES = frozenset(
+    {"HOSTNAME", "PWD", "OLDPWD", "SHLVL", "_", "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK", "TMUX"}
+)
+"""Not carried to other hosts: they describe this login session, not the job."""
 
 
 def _remove_stale_shared_memory() -> None:
@@ -83,6 +123,60 @@ def _ranks(count: int) -> str:
     return f"{count} rank" if count == 1 else f"{count} ranks"
 
 
+def remote_command(rsh: Sequence[str], host: str, words: Sequence[str]) -> list[str]:
+    """The command that runs ``words`` (already quoted for a shell) on ``host``:
+    ``rsh`` with ``{host}``/``{command}`` filled in, else ``RSH HOST WORD...``."""
+    if not any("{host}" in word or word == "{command}" for word in rsh):
+        return [*rsh, host, *words]
+    line = " ".join(words)
+    command = [line if word == "{command}" else word.replace("{host}", host) for word in rsh]
+    return command if "{command}" in rsh else [*command, *words]
+
+
+def _agent_words(environ: dict[str, str]) -> list[str]:
+    """The agent's command line on the remote host: this interpreter's path,
+    with this PYTHONPATH so that it finds the same onesided."""
+    words = [sys.executable, "-m", "onesided._remote_rank"]
+    if environ.get("PYTHONPATH"):
+        words = ["env", f"PYTHONPATH={environ['PYTHONPATH']}", *words]
+    return [shlex.quote(word) for word in words]
+
+
+@dataclass
+class _Rank:
+    """A started rank: its process here, or the remote shell carrying its agent."""
+
+    proc: subprocess.Popen[bytes]
+    host: str | None  # None: this machine
+
+    def send(self, signum: int) -> None:
+        """Send ``signum`` to the rank's process group, wherever it runs."""
+        if self.host is None or self.proc.stdin is None:
+            self.kill_group(signum)
+            return
+        try:
+            # The agent forwards it; SIGKILL also ends its input, so an agent
+            # that missed the line still stops the rank.
+            self.proc.stdin.write(f"{signum}\n".encode())
+            self.proc.stdin.flush()
+            if signum == signal.SIGKILL:
+                self.proc.stdin.close()
+        except (OSError, ValueError):
+            pass  # the remote shell is gone; its exit is (or will be) reported
+
+    def kill_group(self, signum: int = signal.SIGKILL) -> None:
+        """Signal the local process group (the rank's, or its remote shell's)."""
+        # The group outlives a reaped process while its descendants run, so
+        # exited ranks are signalled too; a group that is gone is fine.
+        try:
+            os.killpg(self.proc.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def where(self) -> str:
+        return "" if self.host is None else f" (on {self.host})"
+
+
 @dataclass(frozen=True)
 class _Exited:
     rank: int
@@ -105,15 +199,25 @@ class _Blame:
 class _Job:
     """One launch: spawns the ranks and reacts to their exits, signals and deadlines."""
 
-    def __init__(self, size: int, command: list[str], timeout: float | None) -> None:
+    def __init__(
+        self,
+        size: int,
+        command: list[str],
+        timeout: float | None,
+        hosts: Sequence[str | None],
+        rsh: Sequence[str],
+        coordinator: str,
+    ) -> None:
         self._size = size
         self._command = command
         self._timeout = timeout
+        self._hosts = list(hosts)
+        self._rsh = list(rsh)
         self._token = secrets.token_hex(16)
-        self._coordinator = Coordinator(size, self._token.encode("ascii"))
+        self._coordinator = Coordinator(size, self._token.encode("ascii"), coordinator)
         self._events: queue.SimpleQueue[_Exited | _Signalled] = queue.SimpleQueue()
-        self._procs: list[subprocess.Popen[bytes]] = []
-        self._running: dict[int, subprocess.Popen[bytes]] = {}
+        self._procs: list[_Rank] = []
+        self._running: dict[int, _Rank] = {}
         self._returncodes: dict[int, int] = {}
         self._status: int | None = None
         self._blame: _Blame | None = None
@@ -150,27 +254,52 @@ class _Job:
 
     def _spawn(self) -> None:
         address = self._coordinator.address
+        # Across hosts, libfabric's tcp gets the interface the hosts reach
+        # each other on (the one carrying the coordinator's address here,
+        # the one routing to it elsewhere: _remote_rank), unless told one.
+        spans_hosts = any(self._hosts)
+        iface = interface_toward(address.rpartition(":")[0].strip("[]")) if spans_hosts else None
         try:
-            for rank in range(self._size):
+            for rank, host in enumerate(self._hosts):
                 env = dict(os.environ)
+                if iface and not host and ENV_TCP_IFACE not in env:
+                    env[ENV_TCP_IFACE] = iface
                 env[ENV_COORD] = address
                 env[ENV_RANK] = str(rank)
                 env[ENV_SIZE] = str(self._size)
                 env[ENV_TOKEN] = self._token
                 # A new session per rank: killpg reaches its descendants, and
                 # a terminal's Ctrl-C reaches only the launcher, which forwards it.
-                proc = subprocess.Popen(self._command, env=env, start_new_session=True)
-                self._procs.append(proc)
-                self._running[rank] = proc
+                started = _Rank(self._start_remote(host, env) if host else self._start_local(env), host)
+                self._procs.append(started)
+                self._running[rank] = started
                 threading.Thread(
-                    target=self._wait_for, args=(rank, proc), name=f"onesided-rank-{rank}", daemon=True
+                    target=self._wait_for, args=(rank, started.proc), name=f"onesided-rank-{rank}", daemon=True
                 ).start()
         except BaseException:
-            for proc in self._procs:
-                self._signal_group(proc, signal.SIGKILL)
-            for proc in self._procs:
-                proc.wait()
+            for started in self._procs:
+                started.send(signal.SIGKILL)
+                started.kill_group()
+            for started in self._procs:
+                started.proc.wait()
             raise
+
+    def _start_local(self, env: dict[str, str]) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(self._command, env=env, start_new_session=True)
+
+    def _start_remote(self, host: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+        """Start the agent on ``host`` and hand it the rank (see _remote_rank)."""
+        command = remote_command(self._rsh, host, _agent_words(env))
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, start_new_session=True)
+        assert proc.stdin is not None
+        carried = {name: value for name, value in env.items() if name not in _SESSION_VARIABLES}
+        spec = {"argv": self._command, "env": carried, "cwd": os.getcwd(), "choose_tcp_iface": ENV_TCP_IFACE not in env}
+        try:
+            proc.stdin.write(json.dumps(spec).encode() + b"\n")
+            proc.stdin.flush()
+        except OSError:
+            pass  # the remote shell failed to start the agent; its exit says so
+        return proc
 
     def _wait_for(self, rank: int, proc: subprocess.Popen[bytes]) -> None:
         self._events.put(_Exited(rank, proc.wait()))
@@ -190,8 +319,14 @@ class _Job:
                 self._on_signal(event.signum)
         if self._stopping:
             # The ranks are gone; descendants that ignored the first signal are not.
-            for proc in self._procs:
-                self._signal_group(proc, signal.SIGKILL)
+            for started in self._procs:
+                started.kill_group()
+        for started in self._procs:
+            if started.proc.stdin is not None:
+                try:
+                    started.proc.stdin.close()
+                except OSError:
+                    pass  # unflushed signal lines to an agent that is gone
 
     def _on_exit(self, rank: int, returncode: int) -> None:
         del self._running[rank]
@@ -217,7 +352,7 @@ class _Job:
         self._status = _exit_status(returncode)
         others = len(self._running)
         stopping = f"; stopping the other {_ranks(others)}" if others else ""
-        self._say(f"rank {culprit} {_describe_exit(returncode)}{stopping}")
+        self._say(f"rank {culprit}{self._procs[culprit].where()} {_describe_exit(returncode)}{stopping}")
 
     def _on_signal(self, signum: int) -> None:
         name = signal.Signals(signum).name
@@ -243,8 +378,10 @@ class _Job:
                 self._settle_blame()
             self._kill()
         else:
-            pids = ", ".join(f"rank {rank} (pid {proc.pid})" for rank, proc in sorted(self._running.items()))
+            pids = ", ".join(f"rank {rank} (pid {r.proc.pid})" for rank, r in sorted(self._running.items()))
             self._say(f"giving up on {pids}: still running after SIGKILL")
+            for started in self._running.values():
+                started.kill_group()  # a remote shell that does not end: its agent stops the rank
             return False
         return True
 
@@ -252,37 +389,42 @@ class _Job:
         """Send ``signum`` to every rank's group but ``spare``; SIGKILL follows later."""
         self._stopping = True
         self._deadline = time.monotonic() + GRACE_SECONDS
-        for rank, proc in enumerate(self._procs):
+        for rank, started in enumerate(self._procs):
             if rank not in spare:
-                self._signal_group(proc, signum)
+                started.send(signum)
 
     def _kill(self) -> None:
         self._killed = True
         self._deadline = time.monotonic() + _REAP_SECONDS
-        for proc in self._procs:
-            self._signal_group(proc, signal.SIGKILL)
-
-    @staticmethod
-    def _signal_group(proc: subprocess.Popen[bytes], signum: int) -> None:
-        # The group outlives a reaped rank while its descendants run, so
-        # exited ranks are signalled too; a group that is gone is fine.
-        try:
-            os.killpg(proc.pid, signum)
-        except (ProcessLookupError, PermissionError):
-            pass
+        for started in self._procs:
+            started.send(signal.SIGKILL)
 
     @staticmethod
     def _say(message: str) -> None:
         print(f"onesided run: {message}", file=sys.stderr, flush=True)
 
 
-def run(n: int, argv: Sequence[str], *, timeout: float | None = None, module: bool = False) -> int:
+def run(
+    n: int,
+    argv: Sequence[str],
+    *,
+    timeout: float | None = None,
+    module: bool = False,
+    hosts: Sequence[HostSlots] | None = None,
+    rsh: Sequence[str] | None = None,
+    coordinator: str | None = None,
+) -> int:
     """Run ``argv`` (a script and its arguments) as ``n`` ranks; return the job status.
 
     With ``module`` the first item of ``argv`` is a module name, run like
-    ``python -m``.  ``timeout`` bounds the whole job in seconds.  See the
-    module docstring for the exit status and stopping guarantees.  SIGINT and
-    SIGTERM are only intercepted when called from the main thread.
+    ``python -m``.  ``timeout`` bounds the whole job in seconds.  ``hosts``
+    places the ranks (:func:`onesided._hosts.placement`; default: the nodes
+    of the Slurm allocation this runs in, else this machine); ranks on
+    other hosts start through ``rsh`` (default :data:`DEFAULT_RSH`, or
+    :data:`SLURM_RSH` on Slurm's nodes) and reach the coordinator at
+    ``coordinator`` (default: the address the route to them leaves from).
+    See the module docstring for the exit status and stopping guarantees.
+    SIGINT and SIGTERM are only intercepted when called from the main thread.
     """
     if n < 1:
         raise ValueError(f"need at least one rank, got {n}")
@@ -290,8 +432,22 @@ def run(n: int, argv: Sequence[str], *, timeout: float | None = None, module: bo
         raise ValueError("nothing to run")
     if timeout is not None and timeout <= 0:
         raise ValueError(f"timeout must be positive, got {timeout}")
+    from_slurm = False
+    if hosts is None:
+        hosts = slurm_hosts(os.environ)
+        from_slurm = hosts is not None
+    where: list[str | None] = [None] * n
+    if hosts is not None:
+        where = [None if is_local(name) else name for name in placement(hosts, n)]
+    remote = sorted({name for name in where if name is not None})
+    if rsh is None:
+        rsh = SLURM_RSH if from_slurm else DEFAULT_RSH
+    if not remote:
+        coordinator = "127.0.0.1"
+    elif coordinator is None:
+        coordinator = coordinator_address(remote)
     command = [sys.executable, *(["-m"] if module else []), *argv]
-    return _Job(n, command, timeout).run()
+    return _Job(n, command, timeout, where, rsh, coordinator).run()
 
 
 def _positive_int(text: str) -> int:
@@ -320,6 +476,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-m", dest="module", action="store_true", help="the program is a module name, run like python -m"
     )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--hosts",
+        metavar="HOST[:SLOTS],...",
+        help="place ranks on these hosts, SLOTS (default 1) consecutive ranks each, round and round "
+        "(default: the nodes of the Slurm allocation, else this machine)",
+    )
+    where.add_argument("--hostfile", metavar="FILE", help="hosts one a line: HOST, HOST:SLOTS or HOST slots=N")
+    parser.add_argument(
+        "--rsh",
+        "--launcher-exec",
+        dest="rsh",
+        metavar="COMMAND",
+        help="remote shell that starts ranks on other hosts, run as COMMAND HOST WORD... "
+        "({host} and {command} are filled in where given; default: ssh, srun inside Slurm)",
+    )
+    parser.add_argument(
+        "--coordinator",
+        metavar="ADDRESS",
+        help="this machine's address as the other hosts reach it (default: the source of the route to them)",
+    )
     # One REMAINDER positional, so everything after the script (including
     # "--" and options the launcher also has) reaches the script untouched.
     parser.add_argument(
@@ -335,4 +512,15 @@ def main(args: argparse.Namespace) -> int:
     if not program:
         print("python -m onesided run: error: no script (or -m module) to run", file=sys.stderr)
         return 2
-    return run(args.np, program, timeout=args.timeout, module=args.module)
+    try:
+        hosts = parse_hosts(args.hosts) if args.hosts else read_hostfile(args.hostfile) if args.hostfile else None
+        rsh = shlex.split(args.rsh) if args.rsh else None
+        if rsh == []:
+            raise ValueError("--rsh is empty")
+        return run(
+            args.np, program, timeout=args.timeout, module=args.module, hosts=hosts, rsh=rsh,
+            coordinator=args.coordinator,
+        )
+    except (OSError, ValueError) as exc:
+        print(f"python -m onesided run: error: {exc}", file=sys.stderr)
+        return 2

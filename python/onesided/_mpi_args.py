@@ -19,6 +19,7 @@ import numpy as np
 
 from . import _core
 from ._errors import ArgumentError, ArgumentTypeError, Error
+from ._mpi_job import window_group
 from ._world import world
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -178,9 +179,11 @@ def creation(memory: Any, disp_unit: Any, info: Any, comm: Any, flavor: int) -> 
 
 def communicator(comm: Any) -> Any:
     """The window's communicator: onesided.COMM_WORLD for None, else any
-    object with mpi4py's communicator names (MPI.COMM_NULL is refused)."""
+    object with mpi4py's communicator names (MPI.COMM_NULL is refused). In a
+    rank of an MPI job onesided.COMM_WORLD is mpi4py's (onesided._mpi_job)."""
     if comm is None:
-        return world()
+        comm = world()
+    comm = window_group(comm)
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and isinstance(comm, mpi.Comm) and comm == mpi.COMM_NULL:
         raise ArgumentError("comm is MPI.COMM_NULL")

@@ -3,8 +3,10 @@
 :func:`world` returns this process's :class:`Comm`.  Under the launcher it
 spans the ``ONESIDED_SIZE`` ranks of the job and its collectives are served by
 the launcher's coordinator (see :mod:`onesided._coordinator`) over TCP loopback.
-Started any other way, the process is a world of one rank whose collectives
-complete locally.
+Started by an MPI launcher (mpiexec, srun), it is mpi4py's ``COMM_WORLD``
+(:mod:`onesided._mpi_job`; an error without mpi4py, never a world of one
+rank). Started any other way, the process is a world of one rank whose
+collectives complete locally.
 
 Guarantees
 ----------
@@ -22,7 +24,8 @@ Everything a non-Python client (e.g. the C++ core) needs to take part.
 
 The launcher sets, for each rank::
 
-    ONESIDED_COORD  "host:port" of the coordinator (127.0.0.1)
+    ONESIDED_COORD  "host:port" of the coordinator (127.0.0.1 on one host, an
+                    address the hosts reach across hosts; "[v6]:port" for IPv6)
     ONESIDED_RANK   this rank, 0 <= rank < size
     ONESIDED_SIZE   number of ranks
     ONESIDED_TOKEN  per-job secret (ASCII) that authenticates ranks, so that
@@ -383,18 +386,24 @@ def _receive_into(sock: socket.socket, view: memoryview) -> int:
 def comm_from_environment(environ: Mapping[str, str]) -> Comm:
     """Build the world described by the launcher's variables in ``environ``.
 
-    With none of them set this is a world of one rank.  A partial or malformed
-    set raises :class:`WorldError` rather than silently running alone.
+    With none of them set this is a world of one rank, unless the process is
+    one rank of an MPI job (:mod:`onesided._mpi_job`): then it is mpi4py's
+    ``COMM_WORLD``.  A partial or malformed set raises :class:`WorldError`
+    rather than silently running alone.
     """
     names = (ENV_COORD, ENV_RANK, ENV_SIZE)
     present = [name for name in names if name in environ]
     if not present:
-        return Comm()
+        from ._mpi_job import MpiWorld, mpi_job  # it subclasses Comm
+
+        job = mpi_job(environ)
+        return Comm() if job is None else MpiWorld(job)
     if len(present) != len(names):
         missing = ", ".join(name for name in names if name not in environ)
         raise WorldError(f"incomplete onesided launcher environment: {missing} not set")
     try:
         host, _, port = environ[ENV_COORD].rpartition(":")
+        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [IPv6]:port
         if not host:
             raise ValueError(f"{ENV_COORD}={environ[ENV_COORD]!r} is not host:port")
         address = (host, int(port))

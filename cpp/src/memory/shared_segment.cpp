@@ -12,16 +12,11 @@
 #include <string>
 
 #include "memory/checked.hpp"
+#include "memory/host_identity.hpp"
 #include "onesided/error.hpp"
 
 namespace onesided::detail {
 namespace {
-
-std::string host() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
 
 std::string errno_text(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
 
@@ -38,21 +33,25 @@ std::string fresh_name() {
 std::shared_ptr<SharedSegment> SharedSegment::create(Bootstrap& group, std::size_t size, bool noncontig,
                                                      std::size_t control) {
   const int n = group.size(), me = group.rank();
-  // Round 1: hosts and sizes, so every rank computes the same layout.
-  std::string mine = std::to_string(size) + "\n" + host();
+  // Round 1: hosts and sizes, so every rank computes the same layout. A
+  // host is its host key (memory/host_identity.hpp); its name is for the message.
+  std::string mine = std::to_string(size) + "\n" + host_key() + "\n" + host_name();
   auto all = group.allgather(mine);
   std::shared_ptr<SharedSegment> seg(new SharedSegment);
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   std::size_t total = checked_round_up(control, page, "shared window layout");
-  std::string host0;
+  std::string key0, name0;
   for (int r = 0; r < n; ++r) {
     const auto nl = all[r].find('\n');
+    const auto nl2 = all[r].find('\n', nl + 1);
     const std::size_t sz = std::stoull(all[r].substr(0, nl));
-    const std::string h = all[r].substr(nl + 1);
-    if (r == 0) host0 = h;
-    if (h != host0)
-      raise(ErrorCategory::Argument, "Allocate_shared needs every rank of the group on one host: rank 0 is on " +
-                                         host0 + ", rank " + std::to_string(r) + " on " + h);
+    const std::string key = all[r].substr(nl + 1, nl2 - nl - 1), name = all[r].substr(nl2 + 1);
+    if (r == 0) key0 = key, name0 = name;
+    if (key != key0)
+      raise(ErrorCategory::Argument, "Allocate_shared needs every rank of the group on one host (sharing /dev/shm, "
+                                     "the IPC, pid and network namespaces and the boot): rank 0 is on " +
+                                         name0 + " [" + key0 + "], rank " + std::to_string(r) + " on " + name +
+                                         " [" + key + "]");
     // Every rank computes the same layout from the same data, so an
     // overflow raises at every rank alike.
     if (noncontig) total = checked_round_up(total, page, "shared window layout");

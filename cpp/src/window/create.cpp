@@ -10,9 +10,11 @@
 #include "atomics/cpu_atomics.hpp"
 #include "memory/checked.hpp"
 #include "memory/cross_memory.hpp"
+#include "memory/host_identity.hpp"
 #include "paths/paths.hpp"
 #include "window/impl.hpp"
 #include "window/agreement.hpp"
+#include "window/reachability.hpp"
 #include "window/records.hpp"
 
 namespace onesided {
@@ -20,12 +22,6 @@ namespace onesided {
 using namespace detail;
 
 namespace {
-
-std::string hostname() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
 
 // onesided's own part of a shared mapping, before every segment: the stripe
 // locks of the CPU atomics, then one window lock per rank.
@@ -44,12 +40,13 @@ struct Agreed {
 
 // Collective, the first step of every creation (agreement.hpp): each rank's
 // verdict on its own arguments, the settings that must match, and its host
-// and whether it may take the shared-memory path: none asks for a network
-// provider (explicitly or through FI_PROVIDER), for software atomics, or
-// to keep off shared memory. Every rank decides from the same data.
+// (its host key: memory/host_identity.hpp, what sharing memory needs, not
+// the hostname) and whether it may take the shared-memory path: none asks
+// for a network provider (explicitly or through FI_PROVIDER), for software
+// atomics, or to keep off shared memory. Every rank decides from the same data.
 Agreed agree_on(Bootstrap& group, const std::optional<Error>& local, const Config& config, Flavor flavor) {
   const bool wants = !config.wants_network() && config.software_only.empty() && config.shared_memory;
-  const auto all = agree(group, local, local ? "" : config.agreed(flavor), std::string(wants ? "1" : "0") + hostname());
+  const auto all = agree(group, local, local ? "" : config.agreed(flavor), std::string(wants ? "1" : "0") + host_key());
   Agreed a;
   for (const auto& x : all) {
     a.same_host = a.same_host && x.substr(1) == all[0].substr(1);
@@ -126,6 +123,7 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   std::string status, address;
   RemoteRegion region;
   NativeTable native;
+  Probe probe;  // across hosts: the word peers read to prove they reach this rank
   try {
     s.endpoint = Endpoint::get(provider, s.same_host);
     if (s.flavor != Flavor::Dynamic) {
@@ -136,6 +134,7 @@ void Window::Impl::negotiate(bool shared_memory_path) {
     s.id = s.endpoint->reserve();
     s.provider = s.endpoint->transport().provider();
     native = NativeTable::probe(s.endpoint->transport());
+    if (!s.same_host) probe = Probe::open(s.endpoint->transport());
   } catch (const Error& e) {
     status = e.what();
   }
@@ -144,7 +143,10 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   mine.put(s.id).put(region.addr).put(region.key).put(static_cast<std::uint64_t>(s.size));
   mine.put(static_cast<std::int32_t>(s.disp_unit)).put(static_cast<std::int64_t>(::getpid()));
   mine.put(reinterpret_cast<std::uint64_t>(s.base)).str(native.bytes());
+  mine.put(probe.target.region.addr).put(probe.target.region.key);
+  mine.str(probe.target.host).str(probe.target.address).str(probe.target.interface);
   auto all = s.group->allgather(mine.bytes);
+  std::vector<ProbeTarget> targets(static_cast<std::size_t>(s.nranks));
   NativeTable everywhere = native;
   s.peers.resize(static_cast<std::size_t>(s.nranks));
   std::string failures;
@@ -160,6 +162,12 @@ void Window::Impl::negotiate(bool shared_memory_path) {
     p.pid = rd.get<std::int64_t>();
     p.base = rd.get<std::uint64_t>();
     const std::string table = rd.str();
+    ProbeTarget& t = targets[r];
+    t.region.addr = rd.get<std::uint64_t>();
+    t.region.key = rd.get<std::uint64_t>();
+    t.host = rd.str();
+    t.address = rd.str();
+    t.interface = rd.str();
     if (!st.empty()) {
       failures += " rank " + std::to_string(r) + ": " + st + ";";
       continue;
@@ -176,6 +184,22 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   if (!failures.empty()) {
     release();
     raise(ErrorCategory::Transport, "window creation failed:" + failures);
+  }
+  // Across hosts, every rank proves it reaches every other before the
+  // window exists: a wrong interface raises here instead of hanging later.
+  if (!s.same_host) {
+    std::vector<PeerAddr> addrs;
+    std::vector<bool> remote;
+    for (int r = 0; r < s.nranks; ++r) {
+      addrs.push_back(s.peers[r].addr);
+      remote.push_back(r != s.rank);
+    }
+    try {
+      check_reachable(*s.group, *s.endpoint, addrs, targets, remote, s.provider);
+    } catch (const Error&) {
+      release();
+      throw;
+    }
   }
   s.plan = AtomicPlan(s.declared, native, everywhere, s.provider,
                       config.software_only.empty() ? s.endpoint->transport().native_unavailable()

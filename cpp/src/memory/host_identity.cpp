@@ -1,0 +1,42 @@
+#include "memory/host_identity.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+namespace onesided::detail {
+namespace {
+
+std::string first_line(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.empty()) return "?";
+  return line;
+}
+
+// "<device>:<inode>" of a path, following links (the /proc/self/ns/* links
+// resolve to their namespace's nsfs inode).
+std::string identity(const char* path) {
+  struct stat st {};
+  if (::stat(path, &st) != 0) return "?";
+  return std::to_string(static_cast<unsigned long long>(st.st_dev)) + ":" +
+         std::to_string(static_cast<unsigned long long>(st.st_ino));
+}
+
+}  // namespace
+
+std::string host_key() {
+  return "boot=" + first_line("/proc/sys/kernel/random/boot_id") + " shm=" + identity("/dev/shm") +
+         " ipc=" + identity("/proc/self/ns/ipc") + " pid=" + identity("/proc/self/ns/pid") +
+         " net=" + identity("/proc/self/ns/net");
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace onesided::detail

@@ -1,0 +1,41 @@
+"""win.atomics says who executes native atomics: the NIC, the provider's
+software at the target, or the CPU on shared memory (docs/atomics.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+import onesided
+from onesided._atomics_report import PROVIDER_EXECUTORS, executor_of
+
+
+def test_table_kinds() -> None:
+    assert executor_of("cxi", "provider").kind == "nic"
+    for provider in ("tcp;ofi_rxm", "verbs;ofi_rxm", "shm", "efa", "sockets"):
+        assert executor_of(provider, "provider").kind == "provider", provider
+    assert executor_of("tcp;ofi_rxm", "shared-memory").kind == "cpu"
+    assert executor_of("someday", "provider").kind == "unknown"
+    assert all(e.kind in ("nic", "provider") for e in PROVIDER_EXECUTORS.values())
+
+
+@pytest.mark.parametrize(
+    "flavor, provider, kind, words",
+    [
+        ("allocate", "shm", "cpu", "atomic instructions on shared memory"),
+        ("create", "shm", "provider", "shm provider applies them in software at the target"),
+        ("allocate", "tcp;ofi_rxm", "provider", "ofi_rxm carries atomics as messages"),
+    ],
+)
+def test_window_reports_executor(flavor: str, provider: str, kind: str, words: str) -> None:
+    info = {"provider": provider}
+    if flavor == "allocate":
+        win = onesided.Window.Allocate(8, 8, info=info)
+    else:
+        win = onesided.Window.Create(bytearray(8), 8, info=info)
+    try:
+        report = win.atomics
+        assert report.executor.kind == kind and words in report.executor.description, report.executor
+        assert f"native ({kind})" in repr(win)
+        assert f"executed by {kind}: " in str(report)
+    finally:
+        win.Free()

@@ -1,0 +1,79 @@
+"""No silent one-rank worlds: a process that is one rank of an MPI job
+(by its environment) and creates a window over onesided.COMM_WORLD gets
+mpi4py's COMM_WORLD, or, without mpi4py, an error saying to pass comm=
+(onesided._mpi_job). Both paths under MPICH's real mpiexec, with the
+README's ten-line example as printed (no comm=)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import mpiexec
+from onesided._mpi_job import mpi_job
+from onesided._spawn import finish
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+TEN_LINES = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[0]
+
+
+@pytest.mark.parametrize(
+    "environ, job",
+    [
+        ({}, None),
+        ({"PMI_RANK": "1", "PMI_SIZE": "2"}, "PMI_RANK=1 PMI_SIZE=2"),
+        ({"PMI_RANK": "0", "PMI_SIZE": "1"}, None),  # a job of one rank is one rank
+        ({"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4"}, "OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=4"),
+        ({"PMIX_RANK": "2"}, "PMIX_RANK=2"),
+        ({"SLURM_PROCID": "1", "SLURM_STEP_NUM_TASKS": "8"}, "SLURM_PROCID=1 SLURM_STEP_NUM_TASKS=8"),
+        ({"SLURM_PROCID": "0", "SLURM_NTASKS": "8"}, None),  # a batch script: no job step
+    ],
+)
+def test_mpi_job_from_environment(environ: dict[str, str], job: str | None) -> None:
+    assert mpi_job(environ) == job
+
+
+def run_ten_lines(tmp_path: Path, n: int, hide_mpi4py: bool) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "ten_lines.py"
+    script.write_text(TEN_LINES)
+    env = dict(os.environ)
+    # Unbuffered, print writes each piece at once and two ranks' lines interleave.
+    env.pop("PYTHONUNBUFFERED", None)
+    if hide_mpi4py:
+        # A package named mpi4py that fails to import, first on the path.
+        (tmp_path / "hidden" / "mpi4py").mkdir(parents=True)
+        (tmp_path / "hidden" / "mpi4py" / "__init__.py").write_text("raise ImportError('mpi4py is hidden by the test')\n")
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "hidden"), env.get("PYTHONPATH", "")])
+    cmd = [mpiexec(), "-n", str(n), sys.executable, str(script)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    out, err, expired = finish(proc, 90)
+    assert not expired, f"timed out\nstdout:\n{out}\nstderr:\n{err}"
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def tickets(stdout: str) -> list[tuple[int, int]]:
+    """(rank, ticket) of every "R got ticket T" line, sorted."""
+    return sorted((int(r), int(t)) for r, t in re.findall(r"^(\d+) got ticket (\d+)$", stdout, flags=re.M))
+
+
+def test_ten_lines_under_mpiexec_use_mpi4py(tmp_path: Path) -> None:
+    proc = run_ten_lines(tmp_path, 3, hide_mpi4py=False)
+    assert proc.returncode == 0, proc.stderr
+    got = tickets(proc.stdout)
+    assert [rank for rank, _ in got] == [0, 1, 2], proc.stdout
+    assert sorted(ticket for _, ticket in got) == [0, 1, 2], proc.stdout
+
+
+def test_ten_lines_under_mpiexec_without_mpi4py_raise(tmp_path: Path) -> None:
+    proc = run_ten_lines(tmp_path, 2, hide_mpi4py=True)
+    assert proc.returncode != 0
+    assert "got ticket" not in proc.stdout
+    assert "onesided._world.WorldError: this process is one rank of an MPI job (PMI_RANK=" in proc.stderr, proc.stderr
+    assert "pass comm=MPI.COMM_WORLD" in proc.stderr
+    print(proc.stderr)
