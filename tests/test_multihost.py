@@ -229,3 +229,13 @@ def test_teardown_removes_everything_even_with_processes_left(tmp_path: Path) ->
     subprocess.run(["ip", "netns", "add", f"onesided-host-{dead}-0"], check=True)
     subprocess.run(["ip", "link", "add", f"osh{dead}br", "type", "bridge"], check=True)
     assert sorted(sweep_stale()) == sorted([f"onesided-host-{dead}-0", f"osh{dead}br"])
+
+
+def test_malformed_connect_timeout_fails_every_rank(hosts: SimulatedHosts) -> None:
+    a, b = hosts.hosts[0].name, hosts.hosts[1].name
+    cmd = mpiexec_on(hosts, f"{a},{b}", 2) + [sys.executable, "-m", "mpi4py", str(RANKS / "multihost.py")]
+    proc = run(cmd, hosts, {"ONESIDED_TEST_COMM": "mpi", "ONESIDED_CONNECT_TIMEOUT": "soon"})
+    assert proc.returncode != 0 and "PASS" not in proc.stdout
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("onesided._errors.TransportError")]
+    # Every rank raises it; mpi4py's runner may abort a rank before it prints.
+    assert errors and all("ONESIDED_CONNECT_TIMEOUT=soon is not a number of seconds" in e for e in errors), proc.stderr
