@@ -148,12 +148,15 @@ def test_launcher_carries_environment_cwd_and_output(hosts: SimulatedHosts, tmp_
     ]
 
 
-def test_launcher_stops_every_host_when_a_rank_dies(hosts: SimulatedHosts) -> None:
+def test_launcher_stops_every_host_when_a_rank_dies(hosts: SimulatedHosts, tmp_path: Path) -> None:
     """The last rank exits 3 on one host; the ranks waiting on the other
     hosts are stopped, the job exits 3 naming the rank and its host, and no
-    process is left in any simulated host."""
+    process is left in any simulated host. The hosts come from a hostfile."""
     names = [h.name for h in hosts.hosts]
-    cmd = launcher(hosts, ",".join(names), 3, "--coordinator", hosts.gateway, str(RANKS / "multihost_job.py"), "fail")
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text(f"# three simulated hosts\n{names[0]}\n{names[1]} slots=1\n{names[2]}:1\n")
+    cmd = launcher(hosts, "", 3, "--coordinator", hosts.gateway, str(RANKS / "multihost_job.py"), "fail")
+    cmd[cmd.index("--hosts") : cmd.index("--hosts") + 2] = ["--hostfile", str(hostfile)]
     proc = run(cmd, hosts)
     assert proc.returncode == 3, proc.stderr
     assert f"rank 2 (on {names[2]}) exited with status 3; stopping the other 2 ranks" in proc.stderr, proc.stderr
