@@ -148,12 +148,15 @@ def test_launcher_carries_environment_cwd_and_output(hosts: SimulatedHosts, tmp_
     ]
 
 
-def test_launcher_stops_every_host_when_a_rank_dies(hosts: SimulatedHosts) -> None:
+def test_launcher_stops_every_host_when_a_rank_dies(hosts: SimulatedHosts, tmp_path: Path) -> None:
     """The last rank exits 3 on one host; the ranks waiting on the other
     hosts are stopped, the job exits 3 naming the rank and its host, and no
-    process is left in any simulated host."""
+    process is left in any simulated host. The hosts come from a hostfile."""
     names = [h.name for h in hosts.hosts]
-    cmd = launcher(hosts, ",".join(names), 3, "--coordinator", hosts.gateway, str(RANKS / "multihost_job.py"), "fail")
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text(f"# three simulated hosts\n{names[0]}\n{names[1]} slots=1\n{names[2]}:1\n")
+    cmd = launcher(hosts, "", 3, "--coordinator", hosts.gateway, str(RANKS / "multihost_job.py"), "fail")
+    cmd[cmd.index("--hosts") : cmd.index("--hosts") + 2] = ["--hostfile", str(hostfile)]
     proc = run(cmd, hosts)
     assert proc.returncode == 3, proc.stderr
     assert f"rank 2 (on {names[2]}) exited with status 3; stopping the other 2 ranks" in proc.stderr, proc.stderr
@@ -229,3 +232,13 @@ def test_teardown_removes_everything_even_with_processes_left(tmp_path: Path) ->
     subprocess.run(["ip", "netns", "add", f"onesided-host-{dead}-0"], check=True)
     subprocess.run(["ip", "link", "add", f"osh{dead}br", "type", "bridge"], check=True)
     assert sorted(sweep_stale()) == sorted([f"onesided-host-{dead}-0", f"osh{dead}br"])
+
+
+def test_malformed_connect_timeout_fails_every_rank(hosts: SimulatedHosts) -> None:
+    a, b = hosts.hosts[0].name, hosts.hosts[1].name
+    cmd = mpiexec_on(hosts, f"{a},{b}", 2) + [sys.executable, "-m", "mpi4py", str(RANKS / "multihost.py")]
+    proc = run(cmd, hosts, {"ONESIDED_TEST_COMM": "mpi", "ONESIDED_CONNECT_TIMEOUT": "soon"})
+    assert proc.returncode != 0 and "PASS" not in proc.stdout
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("onesided._errors.TransportError")]
+    # Every rank raises it; mpi4py's runner may abort a rank before it prints.
+    assert errors and all("ONESIDED_CONNECT_TIMEOUT=soon is not a number of seconds" in e for e in errors), proc.stderr

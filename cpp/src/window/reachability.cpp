@@ -120,9 +120,9 @@ std::chrono::milliseconds connect_timeout() {
   if (!text || !*text) return std::chrono::seconds(20);
   char* end = nullptr;
   const double s = std::strtod(text, &end);
-  if (*end || !(s > 0) || s > 86400)
+  if (*end || !(s >= 0) || s > 86400)
     raise(ErrorCategory::Argument, std::string("ONESIDED_CONNECT_TIMEOUT=") + text +
-                                       " is not a number of seconds in (0, 86400]");
+                                       " is not a number of seconds in [0, 86400]");
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
@@ -138,7 +138,8 @@ void check_reachable(Bootstrap& group, Endpoint& endpoint, const std::vector<Pee
   } catch (const Error& e) {
     verdict = std::string(" rank ") + std::to_string(me) + ": " + e.what() + ";";  // raised below at every rank
   }
-  for (int r = 0; r < n && verdict.empty(); ++r) {
+  // 0: this rank does not probe (it still takes part in the verdicts).
+  for (int r = 0; r < n && verdict.empty() && timeout.count() > 0; ++r) {
     if (!remote[r]) continue;
     auto* p = new Pending;
     pending[r] = p;

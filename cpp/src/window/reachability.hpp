@@ -36,7 +36,7 @@ struct Probe {
 };
 
 // How long a rank waits for its probes: ONESIDED_CONNECT_TIMEOUT seconds
-// (default 20; a malformed value raises, naming it).
+// (default 20; 0: no probes; a malformed value raises, naming it).
 std::chrono::milliseconds connect_timeout();
 
 // Collective over `group`. Probes every rank r with remote[r] set, through
