@@ -50,7 +50,12 @@ Info Window::Impl::info() const {
 }
 
 Window::Window(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Window::~Window() = default;
+Window::~Window() {
+  // In a child made by fork() the window is the parent's: tearing it down
+  // would take locks the parent's threads may have held at the fork (a
+  // deadlock) and touch the parent's provider objects. Let it be.
+  if (impl_ && impl_->s.endpoint && impl_->s.endpoint->progress().forked()) (void)impl_.release();
+}
 
 void* Window::base() const { return impl_->s.base; }
 std::size_t Window::size() const { return impl_->s.size; }
