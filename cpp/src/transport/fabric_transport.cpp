@@ -29,6 +29,7 @@
 
 #include "onesided/error.hpp"
 #include "memory/stale_shm.hpp"
+#include "transport/fabric_names.hpp"
 #include "transport/transport.hpp"
 
 namespace onesided::detail {
@@ -553,57 +554,6 @@ class FabricTransport final : public Transport {
         return;
       }
     }
-  }
-
-  // libfabric's names for the table's ops and dtypes; nullopt where it has
-  // none. Switches, so a new table entry is a compile warning here.
-  static std::optional<fi_op> fabric_op(Op op) {
-    switch (op) {
-      case Op::Sum: return FI_SUM;
-      case Op::Prod: return FI_PROD;
-      case Op::Max: return FI_MAX;
-      case Op::Min: return FI_MIN;
-      case Op::Band: return FI_BAND;
-      case Op::Bor: return FI_BOR;
-      case Op::Bxor: return FI_BXOR;
-      case Op::Land: return FI_LAND;
-      case Op::Lor: return FI_LOR;
-      case Op::Lxor: return FI_LXOR;
-      case Op::Replace: return FI_ATOMIC_WRITE;
-      case Op::NoOp: return FI_ATOMIC_READ;
-      case Op::Inc: return std::nullopt;
-      case Op::CswapEq: return FI_CSWAP;
-      case Op::CswapNe: return FI_CSWAP_NE;
-      case Op::CswapLt: return FI_CSWAP_LT;
-      case Op::CswapLe: return FI_CSWAP_LE;
-      case Op::CswapGt: return FI_CSWAP_GT;
-      case Op::CswapGe: return FI_CSWAP_GE;
-      case Op::MaskSwap: return FI_MSWAP;
-    }
-    return std::nullopt;
-  }
-
-  static std::optional<fi_datatype> fabric_datatype(Dtype d) {
-    switch (d) {
-      // numpy's bool is a byte holding 0 or 1, and so are the results of
-      // the ops that apply to bool (logical ops, swaps).
-      case Dtype::Bool: return FI_UINT8;
-      case Dtype::Int8: return FI_INT8;
-      case Dtype::Int16: return FI_INT16;
-      case Dtype::Int32: return FI_INT32;
-      case Dtype::Int64: return FI_INT64;
-      case Dtype::UInt8: return FI_UINT8;
-      case Dtype::UInt16: return FI_UINT16;
-      case Dtype::UInt32: return FI_UINT32;
-      case Dtype::UInt64: return FI_UINT64;
-      case Dtype::Float32: return FI_FLOAT;
-      case Dtype::Float64: return FI_DOUBLE;
-      case Dtype::LongDouble: return FI_LONG_DOUBLE;
-      case Dtype::Complex64: return FI_FLOAT_COMPLEX;
-      case Dtype::Complex128: return FI_DOUBLE_COMPLEX;
-      case Dtype::CLongDouble: return FI_LONG_DOUBLE_COMPLEX;
-    }
-    return std::nullopt;
   }
 
   fi_info* info_ = nullptr;
