@@ -6,6 +6,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,7 +73,12 @@ inline std::size_t nbytes(std::size_t count, int dtype) { return count * dtype_i
 // the call touches in it.
 struct Operand {
   std::byte* first = nullptr;
-  Layout layout;
+  // None: the call's elements lie contiguous from `first` (the common
+  // case, which then builds no Layout).
+  std::optional<Layout> layout;
+
+  bool contiguous() const { return !layout || layout->is_contiguous(); }
+  Layout layout_of(Dtype d, std::size_t count) const { return layout ? *layout : Layout::contiguous(d, count); }
 };
 
 // `count` elements of `dtype` in `obj`: where `given` says (every byte of
@@ -86,7 +92,7 @@ inline Operand operand(const py::handle& obj, std::size_t count, int dtype, cons
   const Dtype d = to_dtype(dtype);
   const std::size_t itemsize = dtype_info(d).size;
   if (obj.is_none()) {
-    if (count == 0) return {nullptr, Layout::contiguous(d, 0)};
+    if (count == 0) return {nullptr, std::nullopt};
     raise(kArgumentType, std::string(what) + " buffer is required");
   }
   Py_buffer view;
@@ -96,7 +102,7 @@ inline Operand operand(const py::handle& obj, std::size_t count, int dtype, cons
           std::string(what) + (writable ? " must be a writable buffer" : " must be a buffer"));
   }
   // The bytes the buffer spans, relative to its first element, and its own layout.
-  Operand out{static_cast<std::byte*>(view.buf), {}};
+  Operand out{static_cast<std::byte*>(view.buf), std::nullopt};
   std::int64_t lo = 0, hi = static_cast<std::int64_t>(view.len);
   const bool contiguous = PyBuffer_IsContiguous(&view, 'A');
   std::vector<std::uint64_t> shape;
@@ -127,7 +133,6 @@ inline Operand operand(const py::handle& obj, std::size_t count, int dtype, cons
       raise(ErrorCategory::Argument, std::string(what) + " buffer holds " + std::to_string(hi) +
                                          " bytes, the operation needs " + std::to_string(count) + " x " +
                                          std::to_string(itemsize));
-    out.layout = Layout::contiguous(d, count);
   } else {
     if (static_cast<std::size_t>(buffer_itemsize) != itemsize)
       raise(ErrorCategory::Argument, std::string(what) + " is a strided buffer of " +
@@ -135,9 +140,9 @@ inline Operand operand(const py::handle& obj, std::size_t count, int dtype, cons
                                          std::string(dtype_info(d).name) + " (" + std::to_string(itemsize) +
                                          " bytes): a strided buffer is sent as its own elements");
     out.layout = Layout::strided(d, 0, shape, strides);
-    if (out.layout.count() != count)
+    if (out.layout->count() != count)
       raise(ErrorCategory::Argument, std::string(what) + " is a strided buffer of " +
-                                         std::to_string(out.layout.count()) + " elements, the call moves " +
+                                         std::to_string(out.layout->count()) + " elements, the call moves " +
                                          std::to_string(count));
   }
   return out;

@@ -49,15 +49,15 @@ void def_transfer(py::class_<Window>& cls, const char* name, const char* what) {
         const int target = rank_arg(target_arg);
         const std::int64_t disp = int64_arg(disp_arg, "target displacement");
         const Operand b = operand(buffer, count, dtype, buffer_layout, kWrites, what);
-        if (b.layout.is_contiguous() && !target_layout)
+        if (b.contiguous() && !target_layout)
           return issue_nogil(want_request, [&](Request* req) {
             if constexpr (kWrites) w.get(b.first, count, to_dtype(dtype), target, disp, req);
             else w.put(b.first, count, to_dtype(dtype), target, disp, req);
           });
-        const Layout t = target_side(target_layout, count, dtype);
+        const Layout t = target_side(target_layout, count, dtype), bl = b.layout_of(to_dtype(dtype), count);
         return issue_nogil(want_request, [&](Request* req) {
-          if constexpr (kWrites) w.get(b.first, b.layout, target, disp, t, req);
-          else w.put(b.first, b.layout, target, disp, t, req);
+          if constexpr (kWrites) w.get(b.first, bl, target, disp, t, req);
+          else w.put(b.first, bl, target, disp, t, req);
         });
       }),
       py::arg(what), py::arg("count"), py::arg("dtype"), py::arg("target"), py::arg("disp"),
@@ -148,13 +148,13 @@ void register_operations(py::module_& m, py::class_<Window>& cls) {
            const std::int64_t disp = int64_arg(disp_arg, "target displacement");
            const Operand o = operand(origin, count, dtype, origin_layout, false, "origin");
            const Op code = to_op(op);
-           if (o.layout.is_contiguous() && !target_layout)
+           if (o.contiguous() && !target_layout)
              return issue_nogil(want_request, [&](Request* req) {
                w.accumulate(o.first, count, to_dtype(dtype), target, disp, code, req);
              });
-           const Layout t = target_side(target_layout, count, dtype);
+           const Layout t = target_side(target_layout, count, dtype), ol = o.layout_of(to_dtype(dtype), count);
            return issue_nogil(want_request,
-                              [&](Request* req) { w.accumulate(o.first, o.layout, target, disp, t, code, req); });
+                              [&](Request* req) { w.accumulate(o.first, ol, target, disp, t, code, req); });
          }),
          py::arg("origin"), py::arg("count"), py::arg("dtype"), py::arg("target"), py::arg("disp"), py::arg("op"),
          py::arg("want_request") = false, py::arg("origin_layout") = nullptr, py::arg("target_layout") = nullptr)
@@ -170,13 +170,15 @@ void register_operations(py::module_& m, py::class_<Window>& cls) {
             // NO_OP reads no operand: the origin then only has to count.
             const Operand o = code == Op::NoOp ? Operand{nullptr, r.layout}
                                                : operand(origin, count, dtype, origin_layout, false, "origin");
-            if (o.layout.is_contiguous() && r.layout.is_contiguous() && !target_layout)
+            if (o.contiguous() && r.contiguous() && !target_layout)
               return issue_nogil(want_request, [&](Request* req) {
                 w.get_accumulate(o.first, r.first, count, to_dtype(dtype), target, disp, code, req);
               });
-            const Layout t = target_side(target_layout, count, dtype);
+            const Dtype d = to_dtype(dtype);
+            const Layout t = target_side(target_layout, count, dtype), ol = o.layout_of(d, count),
+                         rl = r.layout_of(d, count);
             return issue_nogil(want_request, [&](Request* req) {
-              w.get_accumulate(o.first, o.layout, r.first, r.layout, target, disp, t, code, req);
+              w.get_accumulate(o.first, ol, r.first, rl, target, disp, t, code, req);
             });
           }),
           py::arg("origin"), py::arg("result"), py::arg("count"), py::arg("dtype"), py::arg("target"),

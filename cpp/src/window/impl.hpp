@@ -110,6 +110,8 @@ class Window::Impl final : public detail::MessageSink {
  private:
   std::optional<std::pair<detail::Where, std::size_t>> place(std::size_t count, Dtype dtype, int target,
                                                              std::int64_t disp);
+  // layout_operations.cpp: the same for a target layout's whole extent.
+  std::optional<detail::Where> place(int target, std::int64_t disp, const Layout& target_layout);
   // active.cpp
   std::vector<bool> group_mask(const std::vector<int>& ranks) const;
   void match_post(int target);

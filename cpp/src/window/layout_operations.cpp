@@ -9,6 +9,8 @@
 // accumulate on the path, which is atomic per element) and ordered per
 // element as accumulate_ordering asks; one Request covers every stretch.
 #include <algorithm>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,22 +47,38 @@ void check_disjoint(const Layout& l, const char* name) {
                                        "target or result)");
 }
 
+// A buffer's layout and the target's walked in step, handed to `hand` in
+// batches of pieces (target offsets from the Where, which starts at the
+// target layout's first byte).
+template <class Hand>
+void in_batches(const Layout& buffer, const Layout& target, Hand&& hand) {
+  std::vector<Piece> batch;
+  batch.reserve(std::min(kBatch, buffer.runs() + target.runs()));
+  Pieces<2>({&buffer, &target}).for_each([&](const std::array<std::int64_t, 2>& at, std::uint64_t n) {
+    batch.push_back({at[0], static_cast<std::uint64_t>(at[1] - target.lo()), n});
+    if (batch.size() == kBatch) hand(std::span<const Piece>(batch)), batch.clear();
+  });
+  if (!batch.empty()) hand(std::span<const Piece>(batch));
+}
+
 }  // namespace
+
+// The checked place of a target layout's extent; nullopt for PROC_NULL.
+std::optional<Where> Window::Impl::place(int target, std::int64_t disp, const Layout& tl) {
+  if (target == kProcNull) {
+    s.check_live();
+    return std::nullopt;
+  }
+  access(target);
+  return addressing->locate(target, disp, tl.lo(), static_cast<std::size_t>(tl.hi() - tl.lo()));
+}
 
 void Window::Impl::put(const std::byte* origin, const Layout& ol, int target, std::int64_t disp, const Layout& tl,
                        const RequestPtr& request) {
   check_match(ol, "origin", tl, "target");
   check_disjoint(tl, "target");
-  if (target == kProcNull) return s.check_live();
-  access(target);
-  const Where w = addressing->locate(target, disp, tl.lo(), static_cast<std::size_t>(tl.hi() - tl.lo()));
-  std::vector<Piece> batch;
-  batch.reserve(std::min(kBatch, tl.runs() + ol.runs()));
-  Pieces<2>({&ol, &tl}).for_each([&](const std::array<std::int64_t, 2>& at, std::uint64_t n) {
-    batch.push_back({at[0], static_cast<std::uint64_t>(at[1] - tl.lo()), n});
-    if (batch.size() == kBatch) path->put_pieces(w, origin, batch, request), batch.clear();
-  });
-  if (!batch.empty()) path->put_pieces(w, origin, batch, request);
+  if (const auto w = place(target, disp, tl))
+    in_batches(ol, tl, [&](std::span<const Piece> pieces) { path->put_pieces(*w, origin, pieces, request); });
 }
 
 void Window::Impl::get(std::byte* result, const Layout& rl, int target, std::int64_t disp, const Layout& tl,
@@ -68,16 +86,8 @@ void Window::Impl::get(std::byte* result, const Layout& rl, int target, std::int
   check_match(rl, "result", tl, "target");
   check_disjoint(rl, "result");
   check_disjoint(tl, "target");
-  if (target == kProcNull) return s.check_live();
-  access(target);
-  const Where w = addressing->locate(target, disp, tl.lo(), static_cast<std::size_t>(tl.hi() - tl.lo()));
-  std::vector<Piece> batch;
-  batch.reserve(std::min(kBatch, tl.runs() + rl.runs()));
-  Pieces<2>({&rl, &tl}).for_each([&](const std::array<std::int64_t, 2>& at, std::uint64_t n) {
-    batch.push_back({at[0], static_cast<std::uint64_t>(at[1] - tl.lo()), n});
-    if (batch.size() == kBatch) path->get_pieces(w, result, batch, request), batch.clear();
-  });
-  if (!batch.empty()) path->get_pieces(w, result, batch, request);
+  if (const auto w = place(target, disp, tl))
+    in_batches(rl, tl, [&](std::span<const Piece> pieces) { path->get_pieces(*w, result, pieces, request); });
 }
 
 void Window::Impl::atomic(const AtomicCall& c, const Layout* ol, const Layout* rl, int target, std::int64_t disp,
@@ -92,9 +102,9 @@ void Window::Impl::atomic(const AtomicCall& c, const Layout* ol, const Layout* r
     raise(ErrorCategory::Argument, "target layout holds " + dtype_str(tl.dtype()) + " but the call's dtype is " +
                                        dtype_str(c.dtype));
   check_atomic(AtomicCall{c.function, c.op, c.origin, c.origin2, c.result, tl.count(), c.dtype});
-  if (target == kProcNull) return s.check_live();
-  access(target);
-  const Where w = addressing->locate(target, disp, tl.lo(), static_cast<std::size_t>(tl.hi() - tl.lo()));
+  const auto place_of = place(target, disp, tl);
+  if (!place_of) return;
+  const Where& w = *place_of;
   const std::size_t itemsize = dtype_info(c.dtype).size;
   const auto* origin = static_cast<const std::byte*>(c.origin);
   auto* result = static_cast<std::byte*>(c.result);
