@@ -116,16 +116,23 @@ py::class_<Window> register_window(py::module_& m) {
                raise(ErrorCategory::Argument, "bad function code");
              return w.native_count(static_cast<Function>(function), to_op(op), to_dtype(dtype));
            }))
-      .def("_shared_query", guard([](const Window& w, py::handle rank) {
-             SharedMemory m = w.shared_query(rank_arg(rank, "rank"));
+      .def("_shared_query", [](py::handle self, py::handle rank) -> py::tuple {
+             SharedMemory m = checked(self).shared_query(rank_arg(rank, "rank"));
+             // Memory this rank cannot reach: None, which the Python layer
+             // turns into an empty buffer at address 0 (MPI's null baseptr).
+             if (!m.base) return py::make_tuple(py::none(), m.disp_unit);
              // The array owns a reference to the mapping, so views of it
-             // stay valid even after the window is freed.
-             auto* owner = new std::shared_ptr<void>(m.mapping);
-             py::capsule keep(owner, [](void* p) { delete static_cast<std::shared_ptr<void>*>(p); });
+             // stay valid even after the window is freed; memory outside a
+             // mapping (a window's own, not shared) is kept by the window.
+             py::object keep = py::reinterpret_borrow<py::object>(self);
+             if (m.mapping) {
+               auto* owner = new std::shared_ptr<void>(m.mapping);
+               keep = py::capsule(owner, [](void* p) { delete static_cast<std::shared_ptr<void>*>(p); });
+             }
              py::array_t<std::uint8_t> bytes({static_cast<py::ssize_t>(m.size)}, {py::ssize_t{1}},
                                              static_cast<std::uint8_t*>(m.base), keep);
              return py::make_tuple(bytes, m.disp_unit);
-           }))
+           })
       .def("_attach", guard([](Window& w, py::handle memory) {
              auto [base, size] = writable_region(memory, "Attach: memory must be a writable C-contiguous buffer");
              w.attach(base, size);

@@ -87,6 +87,11 @@ class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
         self.executor: Executor = executor_of(win.provider, self.path)
         """Who applies the native atomics at the target: the NIC, the
         provider's software, or the CPU on shared memory."""
+        self.granularity: int = int(win._info()["mpi_accumulate_granularity"])
+        """The info key ``mpi_accumulate_granularity``: the bytes of target
+        memory the software path updates under one hold of the target's lock
+        (rounded up to whole elements); 0: a whole message. Native and CPU
+        atomics work element by element whatever it says."""
         names = [name for name, _ in _core.dtypes()]
         self._by_dtype = {
             names[code]: AtomicPath(win._native_atomics(code), win._atomics_reason(code)) for code in range(len(names))
@@ -130,5 +135,7 @@ class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
         width = max(len(d) for d in self._by_dtype)
         lines = [f"{'path':{width}s}  {self.path}: {self.path_description}"]
         lines += [f"{'native':{width}s}  executed by {self.executor}"]
+        held = f"{self.granularity} bytes (whole elements)" if self.granularity else "a whole message"
+        lines += [f"{'software':{width}s}  the target's lock held per {held} (mpi_accumulate_granularity)"]
         lines += [f"{d:{width}s}  {p}" for d, p in self._by_dtype.items()]
         return "\n".join(lines)

@@ -210,14 +210,23 @@ class Window(WindowSurface, WindowSync, _core.Window, metaclass=_WindowType):
         return cls._make(None, 1, info, comm, FLAVOR_DYNAMIC)
 
     def Shared_query(self, rank: int) -> tuple[Any, int]:
-        """``(memory, disp_unit)`` of ``rank``'s segment of an
-        Allocate_shared window: writable bytes (an ``MPI.buffer``, or a
+        """``(memory, disp_unit)`` of ``rank``'s segment, on a window of any
+        flavor (MPI 4.1): writable bytes (an ``MPI.buffer``, or a
         :class:`onesided.buffer`, see the class docstring), valid on this
         rank for direct loads and stores (``m[:] = 0``,
-        ``np.frombuffer(memory, dtype)``). ``PROC_NULL`` gives the first rank
-        with a non-empty segment. Plain loads and stores are not atomic and
-        need Sync + a barrier (or an epoch) to be seen by other ranks."""
+        ``np.frombuffer(memory, dtype)``), where this rank reaches the
+        segment by load/store: every segment of an Allocate_shared window
+        (and of an Allocate window on the shared-memory path), this rank's
+        own segment of a Create or Allocate window. Elsewhere, and on a
+        dynamic window always, the memory is empty with address 0. The
+        disp_unit is ``rank``'s either way. ``PROC_NULL`` gives the first
+        rank with a non-empty segment. Plain loads and stores are not
+        atomic and need Sync + a barrier (or an epoch) to be seen by other
+        ranks."""
         array, disp_unit = self._shared_query(mpi_args.rank(rank))
+        if array is None:  # not reachable by load/store from this rank
+            mpi = self._mpi_module
+            return (mpi.buffer.fromaddress(0, 0) if mpi is not None else self._buffer(bytearray(), 0)), int(disp_unit)
         return self._buffer(array, int(array.__array_interface__["data"][0]) if array.size else 0), int(disp_unit)
 
     def Attach(self, memory: Any) -> None:

@@ -116,7 +116,10 @@ class Window {
   std::size_t size_of(int target) const;
   int disp_unit_of(int target) const;
 
-  // An allocate_shared window: `rank`'s segment, for direct loads and stores.
+  // `rank`'s segment, for direct loads and stores, where this rank reaches
+  // it by load/store (MPI 4.1): every segment of an allocate_shared window
+  // (and of an allocate window on the shared-memory path), this rank's own
+  // of a create or allocate window; elsewhere size 0 and a null base.
   SharedMemory shared_query(int rank) const;
   // A dynamic window: expose [base, base + size) (local, not collective);
   // detach(base) withdraws it. Origins see an attach at their next epoch

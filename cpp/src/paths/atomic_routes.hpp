@@ -22,7 +22,8 @@ class NativeAtomics final : public AtomicRoute {
 };
 
 // onesided's software atomics: the target's progress engine applies the op
-// (kernels.cpp) under the window's atomic mutex and replies.
+// (kernels.cpp) under the window's atomic mutex (per granularity unit) and
+// replies.
 class SoftwareAtomics final : public AtomicRoute {
  public:
   SoftwareAtomics(WindowState& s, InFlightOps& ops, OrderKeeper* order) : s_(s), ops_(ops), order_(order) {}
@@ -37,6 +38,10 @@ class SoftwareAtomics final : public AtomicRoute {
 
  private:
   void serve_at(const Header& h, const std::byte* payload, std::size_t len, std::byte* target);
+  // kernels::apply under atomic_mutex_, held once per unit of the window's
+  // mpi_accumulate_granularity (whole elements), or once for all `count`.
+  void apply_locked(Op op, Dtype dtype, std::byte* target, const std::byte* origin, const std::byte* origin2,
+                    std::byte* result, std::size_t count);
   WindowState& s_;
   InFlightOps& ops_;
   OrderKeeper* order_;

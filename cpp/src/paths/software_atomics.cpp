@@ -6,8 +6,13 @@
 //  - Memory touched: the target's window memory (or an attached region),
 //    by the target's progress thread or, for this rank's own window, by
 //    the calling thread; always under the target's atomic_mutex_, so every
-//    software atomic on a window is atomic with every other. No native
-//    atomic touches a software dtype's memory (atomic_plan.hpp).
+//    software atomic on a window is atomic with every other, per element.
+//    No native atomic touches a software dtype's memory (atomic_plan.hpp).
+//  - Lock span: with mpi_accumulate_granularity 0 (the default) one hold of
+//    atomic_mutex_ covers a whole message (a whole local call); with G > 0
+//    one hold covers ceil(G / element size) elements, so a large op from
+//    one origin lets others (the target's own threads, the next message)
+//    in between units. An element is never split across holds, whatever G.
 //  - Order: messages from one origin to one target are delivered and
 //    applied in send order (transport.hpp), so every accumulate_ordering
 //    pair is kept; large vectors travel in several messages, in order.
@@ -38,11 +43,9 @@ struct PendingAtomic final : InFlightOps::Op {
 
 void SoftwareAtomics::apply(const Where& w, const AtomicCall& c, const Access& a, const RequestPtr& request) {
   if (order_) order_->wait_for_earlier(w.target, a);
-  if (w.local) {
-    std::lock_guard lk(atomic_mutex_);
-    kernels::apply(c.op, c.dtype, w.local, c.origin, c.origin2, c.result, c.count);
-    return;
-  }
+  if (w.local)
+    return apply_locked(c.op, c.dtype, w.local, static_cast<const std::byte*>(c.origin),
+                        static_cast<const std::byte*>(c.origin2), static_cast<std::byte*>(c.result), c.count);
   const int operands = op_info(c.op).operands;
   const std::size_t esize = dtype_info(c.dtype).size;
   const std::size_t per_elem = esize * static_cast<std::size_t>(std::max(operands, 1));
@@ -85,11 +88,28 @@ void SoftwareAtomics::serve_at(const Header& h, const std::byte* payload, std::s
   if (!error.empty())
     return s_.send(origin, s_.header(MsgKind::AtomicDone, origin, h.token, kFailed), error.data(), error.size());
   std::vector<std::byte> old(fetch ? bytes : 0);
-  {
-    std::lock_guard lk(atomic_mutex_);
-    kernels::apply(h.op, h.dtype, target, payload, payload + bytes, fetch ? old.data() : nullptr, h.count);
-  }
+  apply_locked(h.op, h.dtype, target, operands >= 1 ? payload : nullptr, operands >= 2 ? payload + bytes : nullptr,
+               fetch ? old.data() : nullptr, h.count);
   s_.send(origin, s_.header(MsgKind::AtomicDone, origin, h.token), old.data(), old.size());
+}
+
+void SoftwareAtomics::apply_locked(Op op, Dtype dtype, std::byte* target, const std::byte* origin,
+                                   const std::byte* origin2, std::byte* result, std::size_t count) {
+  const std::size_t esize = dtype_info(dtype).size;
+  const std::uint64_t g = s_.accumulate_granularity;
+  // MPI 4.1: a granularity that is not a multiple of the element size
+  // counts as the next multiple (and never less than one element).
+  const std::uint64_t per_hold = g == 0 ? count : std::max<std::uint64_t>(1, g / esize + (g % esize != 0));
+  for (std::size_t first = 0; first < count;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(per_hold, count - first));
+    const std::size_t at = first * esize;
+    {
+      std::lock_guard lk(atomic_mutex_);
+      kernels::apply(op, dtype, target + at, origin ? origin + at : nullptr, origin2 ? origin2 + at : nullptr,
+                     result ? result + at : nullptr, n);
+    }
+    first += n;
+  }
 }
 
 void SoftwareAtomics::on_reply(const Header& h, const std::byte* payload, std::size_t len) {

@@ -1,5 +1,6 @@
 #include "window/config.hpp"
 
+#include <charconv>
 #include <cstdlib>
 #include <string_view>
 
@@ -10,8 +11,9 @@ namespace onesided::detail {
 namespace {
 
 // MPI's standard window hints that change semantics (accumulate_ops,
-// accumulate_ordering, alloc_shared_noncontig) are applied; the others
-// (no_locks, same_size, same_disp_unit, mpi_*) only promise what onesided
+// accumulate_ordering, alloc_shared_noncontig) or where onesided takes its
+// locks (mpi_accumulate_granularity) are applied; the others
+// (no_locks, same_size, same_disp_unit, other mpi_*) only promise what onesided
 // does not rely on.
 // onesided's own keys; onesided_fast_path is the old spelling of
 // onesided_shared_memory, kept as an alias.
@@ -43,6 +45,17 @@ std::string either(const Info& info, const char* key, const char* alias) {
   if (a != info.end() && b != info.end() && a->second != b->second)
     raise(ErrorCategory::Argument, std::string("info keys ") + key + " and " + alias + " (its old name) disagree");
   return a != info.end() ? a->second : b != info.end() ? b->second : std::string();
+}
+
+// MPI 4.1's mpi_accumulate_granularity: a count of bytes, digits only (no
+// sign, no spaces), at most 2^64 - 1.
+std::uint64_t granularity(const std::string& v) {
+  std::uint64_t n = 0;
+  const auto [end, err] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || v[0] < '0' || v[0] > '9' || err != std::errc() || end != v.data() + v.size())
+    raise(ErrorCategory::Argument,
+          "mpi_accumulate_granularity must be a non-negative integer (a count of bytes, at most 2^64-1), not '" + v + "'");
+  return n;
 }
 
 std::string env_either(const char* name, const char* alias) {
@@ -77,6 +90,7 @@ Config Config::parse(const Info& info) {
   if (noncontig != "true" && noncontig != "false")
     raise(ErrorCategory::Argument, "alloc_shared_noncontig must be true or false, not '" + noncontig + "'");
   c.alloc_shared_noncontig = noncontig == "true";
+  if (info.count("mpi_accumulate_granularity")) c.accumulate_granularity = granularity(info.at("mpi_accumulate_granularity"));
   return c;
 }
 
@@ -84,7 +98,8 @@ std::string Config::agreed(Flavor flavor) const {
   static const char* const kFlavors[] = {"?", "create", "allocate", "dynamic", "shared"};
   std::string s = std::string("flavor=") + kFlavors[static_cast<int>(flavor)] + " provider='" + provider +
                   "' accumulate_ops=" + declared.str() + " accumulate_ordering=" + ordering.str() +
-                  " onesided_atomics=" + (software_only.empty() ? "auto" : "software");
+                  " onesided_atomics=" + (software_only.empty() ? "auto" : "software") +
+                  " mpi_accumulate_granularity=" + std::to_string(accumulate_granularity);
   if (flavor == Flavor::Shared) s += std::string(" alloc_shared_noncontig=") + (alloc_shared_noncontig ? "true" : "false");
   return s;
 }

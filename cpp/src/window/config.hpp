@@ -25,6 +25,10 @@ struct Config {
   // cross-memory attach, doorbells, lock words).
   bool shared_memory = true;
   bool alloc_shared_noncontig = false;
+  // mpi_accumulate_granularity (MPI 4.1): the bytes of target memory the
+  // software atomics apply under one hold of the target's lock, rounded up
+  // to whole elements; 0 (the default): a whole message under one hold.
+  std::uint64_t accumulate_granularity = 0;
 
   static Config parse(const Info& info);
   // The settings every rank must give alike, as one readable string.

@@ -105,6 +105,7 @@ Window::Impl::Impl(const Config& cfg, std::shared_ptr<Bootstrap> group, Flavor f
   s.shared = std::move(shared);
   s.declared = config.declared;
   s.ordering = config.ordering;
+  s.accumulate_granularity = config.accumulate_granularity;
   posts_.reset(new std::atomic<int>[static_cast<std::size_t>(s.nranks)]());
   completes_.reset(new std::atomic<int>[static_cast<std::size_t>(s.nranks)]());
   negotiate(shared_memory_path);

@@ -33,6 +33,7 @@ Info Window::Impl::info() const {
       {"provider", s.provider},
       {"accumulate_ordering", s.ordering.str()},
       {"accumulate_ops", s.declared.str()},
+      {"mpi_accumulate_granularity", std::to_string(s.accumulate_granularity)},
       {"atomics", native == 0                                ? "software"
                   : native == static_cast<int>(kNumDtypes) ? "native"
                                                            : "mixed (per dtype, see win.atomics)"},
@@ -85,19 +86,30 @@ std::size_t Window::native_count(Function f, Op op, Dtype dtype) const {
   return impl_->s.plan.native_count(f, op, dtype);
 }
 
+// MPI 4.1 (MPI_WIN_SHARED_QUERY): any flavor; a segment the caller cannot
+// reach by load/store has size 0 and no memory. Reachable here: every
+// segment of a window whose memory is one shared mapping (Allocate_shared;
+// Allocate on the shared-memory path), and on every other window but a
+// dynamic one the caller's own segment (its own memory is always reachable
+// by its own loads). A dynamic window has no segment: always size 0. The
+// disp_unit is the rank's, reachable or not.
 SharedMemory Window::shared_query(int rank) const {
-  const auto& seg = impl_->s.shared;
-  if (!seg) raise(ErrorCategory::Argument, "Shared_query needs a window made by Allocate_shared");
+  const auto& s = impl_->s;
+  const auto& seg = s.shared;
+  auto size_of = [&](int r) { return seg ? seg->size(r) : static_cast<std::size_t>(s.peers[r].size); };
   if (rank == kProcNull) {
     rank = 0;
-    for (int r = 0; r < impl_->s.nranks; ++r)
-      if (seg->size(r) > 0) {
+    for (int r = 0; r < s.nranks; ++r)
+      if (size_of(r) > 0) {
         rank = r;
         break;
       }
   }
-  impl_->s.check_rank(rank);
-  return {seg->base(rank), seg->size(rank), impl_->s.peers[rank].disp_unit, seg};
+  s.check_rank(rank);
+  const int unit = s.peers[rank].disp_unit;
+  if (seg) return {seg->base(rank), seg->size(rank), unit, seg};
+  if (rank == s.rank && s.flavor != Flavor::Dynamic && s.size > 0) return {s.base, s.size, unit, nullptr};
+  return {nullptr, 0, unit, nullptr};
 }
 
 void Window::attach(void* base, std::size_t size) {

@@ -66,6 +66,7 @@ struct WindowState {
 
   OpSet declared = OpSet::all();
   Ordering ordering;
+  std::uint64_t accumulate_granularity = 0;  // info mpi_accumulate_granularity (config.hpp)
   AtomicPlan plan;
   OrderRule rule;
 
