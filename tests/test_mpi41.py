@@ -4,6 +4,9 @@ through tests/ranks/mpi41.py, and in one process (a world of 1)."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -67,14 +70,22 @@ def test_shared_query_in_one_process(shared_memory: str) -> None:
 
 def test_shared_query_own_view_outlives_the_window_object() -> None:
     """The view of an Allocate window's own memory (not a shared mapping)
-    keeps the window alive: the memory stays valid after the last other
-    reference goes."""
+    keeps the window alive, so the memory stays valid after the last other
+    reference goes: the core's array itself holds the window (what an
+    MPI.buffer over it relies on), not only onesided.buffer."""
     win = Window.Allocate(64, 8, info={"provider": "shm", "onesided_shared_memory": "off"})
-    view, _ = own_view(win, 0)
-    view[:] = 9
+    array, _ = win._shared_query(0)
+    assert len(array) == 64
+    array[:] = 9
     win.Free()
+    alive = weakref.ref(win)
     del win
-    assert (view == 9).all()
+    gc.collect()
+    assert alive() is not None, "the window (and its memory) went while a view of it lives"
+    assert (array == 9).all()
+    del array
+    gc.collect()
+    assert alive() is None
 
 
 def test_granularity_rejected_on_every_rank() -> None:
