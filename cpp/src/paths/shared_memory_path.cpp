@@ -9,7 +9,9 @@
 //    atomics; longer or misaligned elements under the stripe lock chosen by
 //    their offset in the mapping (the same in every process). This is the
 //    only path on that memory, so every accumulate-style op is atomic with
-//    every other.
+//    every other. Each element is its own unit already, so the info key
+//    mpi_accumulate_granularity changes nothing here (only the software
+//    atomics' lock span, software_atomics.cpp).
 //  - Order and completion: each op takes effect, sequentially consistent,
 //    before its call returns; so every accumulate_ordering pair is kept and
 //    nothing is ever in flight. flush() only makes plain stores (puts)
