@@ -228,6 +228,59 @@ TEST(WindowCreation, ProcNullIsANoOpTargetEverywhere) {
   });
 }
 
+// MPI 4.1: mpi_accumulate_granularity is checked at the edge, must be equal
+// on every rank, and is reported.
+TEST(WindowCreation, AccumulateGranularityIsCheckedAgreedAndReported) {
+  run_pair([&](int rank, std::shared_ptr<Bootstrap> boot) {
+    bool ok = true;
+    for (const char* bad : {"-1", "x", "", "1e3", "18446744073709551616"}) {
+      Info info{{"mpi_accumulate_granularity", rank == 1 ? bad : "8"}};
+      ok = ok && raises_alike(rank, [&] { Window::allocate(64, 8, info, boot); }, ErrorCategory::Argument,
+                              "failed on rank 1: mpi_accumulate_granularity must be a non-negative integer", *boot);
+    }
+    Info differ{{"mpi_accumulate_granularity", rank == 0 ? "8" : "16"}};
+    ok = ok && raises_alike(rank, [&] { Window::allocate(64, 8, differ, boot); }, ErrorCategory::Argument,
+                            "must be equal on every rank", *boot);
+    auto win = Window::allocate(64, 8, {{"mpi_accumulate_granularity", "24"}}, boot);
+    ok = ok && win->info().at("mpi_accumulate_granularity") == "24";
+    win->free();
+    return ok;
+  });
+}
+
+// MPI 4.1: shared_query on every flavor gives the memory this rank reaches by
+// load/store (all of a shared mapping; its own segment otherwise), else
+// size 0 and a null base, with the rank's disp_unit.
+TEST(WindowCreation, SharedQueryOnEveryFlavor) {
+  run_pair([&](int rank, std::shared_ptr<Bootstrap> boot) {
+    const int other = 1 - rank;
+    const int unit = 8 * (rank + 1), other_unit = 8 * (other + 1);
+    bool ok = true;
+    std::vector<std::int64_t> mem(4);
+    auto created = Window::create(mem.data(), 32, unit, {}, boot);
+    SharedMemory own = created->shared_query(rank), theirs = created->shared_query(other);
+    ok = ok && own.base == mem.data() && own.size == 32 && own.disp_unit == unit;
+    ok = ok && theirs.base == nullptr && theirs.size == 0 && theirs.disp_unit == other_unit;
+    created->free();
+    for (const char* shared_memory : {"on", "off"}) {
+      auto win = Window::allocate(32, unit, {{"onesided_shared_memory", shared_memory}}, boot);
+      const bool mapped = win->path_name() == "shared-memory";
+      ok = ok && mapped == (std::string(shared_memory) == "on");
+      own = win->shared_query(rank);
+      theirs = win->shared_query(other);
+      ok = ok && own.base == win->base() && own.size == 32 && theirs.disp_unit == other_unit;
+      ok = ok && (mapped ? theirs.base != nullptr && theirs.size == 32 : theirs.base == nullptr && theirs.size == 0);
+      win->free();
+    }
+    auto dynamic = Window::create_dynamic({}, boot);
+    dynamic->attach(mem.data(), 32);
+    for (int r : {rank, other, kProcNull}) ok = ok && dynamic->shared_query(r).base == nullptr;
+    dynamic->detach(mem.data());
+    dynamic->free();
+    return ok;
+  });
+}
+
 // A rank that dies (SIGKILL) is noticed by a rank waiting for it on the same
 // host, whatever started them: the wait raises, naming the dead rank,
 // within seconds, and the window is then dead (later calls raise, Free
