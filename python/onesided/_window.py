@@ -66,6 +66,7 @@ from ._window_constants import (
     _mpi,
     _proc_null,
 )
+from ._window_notify import WindowNotify
 from ._window_surface import WindowSurface
 from ._window_sync import WindowSync
 
@@ -91,7 +92,7 @@ class _WindowType(type(_core.Window)):  # type: ignore[misc]
         return type.__instancecheck__(cls, obj) or (cls is Window and type(obj) is NullWindow)
 
 
-class Window(WindowSurface, WindowSync, _core.Window, metaclass=_WindowType):
+class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_WindowType):
     """Memory that every rank of a communicator exposes for one-sided access.
 
     Create windows with :meth:`Create`, :meth:`Allocate`,

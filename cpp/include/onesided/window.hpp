@@ -176,6 +176,35 @@ class Window {
             Dtype dtype, int target, std::int64_t disp, unsigned assertion = 0,
             Request* request = nullptr);
 
+  // Notified RMA (docs/semantics.md, "Notified RMA"), an extension beyond
+  // MPI. A window has the notification counters its info asked for
+  // ("onesided_notifications", the same at every rank; 0 by default).
+  //
+  // notify(target, index): once every operation this process issued to
+  // `target` before the call is complete at the target (puts visible, gets
+  // read, accumulates applied), add one to the target's counter `index`;
+  // never earlier. Notifications from one process to one target take effect
+  // in call order; nothing is promised between different origins. It needs
+  // an access epoch to `target` like any operation, returns at once, and
+  // completes (a non-null `request` with it) at the next flush, unlock or
+  // fence covering `target`, or on its own through progress: a target
+  // waiting for it needs no further call at the origin. Python's
+  // Put_notify, Get_notify and Accumulate_notify are the operation, then this.
+  void notify(int target, std::size_t index, Request* request = nullptr);
+  std::size_t notifications() const;
+  // This rank's counters. notify_value: the count, read with acquire (so
+  // the data it stands for is visible); set_notify_value: an atomic
+  // exchange (no increment is lost), returning the old count;
+  // test_notify: whether the count has reached `value`, after one round of
+  // progress; wait_notify: blocks until it has, progress continuing (raises
+  // if a rank on this host that could still notify dies).
+  std::uint64_t notify_value(std::size_t index) const;
+  std::uint64_t set_notify_value(std::size_t index, std::uint64_t value);
+  bool test_notify(std::size_t index, std::uint64_t value);
+  void wait_notify(std::size_t index, std::uint64_t value);
+  // How notify() reaches targets on this window, in one line.
+  std::string notification_mechanism() const;
+
   // Where this window's accumulate-style ops on `dtype` run, and why.
   bool native_atomics(Dtype dtype) const;
   const std::string& atomics_reason(Dtype dtype) const;

@@ -19,6 +19,9 @@
 //    one place per path.
 //  - flush(t) returns once every operation to t issued before it (by any
 //    thread) is complete at t; flush_all() the same for every target.
+//  - notify(t, i) adds one to t's notification counter i once every
+//    operation to t issued before it (by any thread) is complete at t, never
+//    earlier; notifications to one target take effect in call order.
 #pragma once
 
 #include <cstddef>
@@ -107,6 +110,14 @@ class DataPath {
   }
   virtual void flush(int target) = 0;
   virtual void flush_all() = 0;
+
+  // Notified RMA (window/notify_counters.hpp): see the guarantees above.
+  // `index` was checked against the window's counters. A request covers
+  // the notification, so it completes only once the counter has been (or,
+  // over a provider, is on its way to being) incremented, after the data.
+  virtual void notify(int target, std::size_t index, const RequestPtr& request) = 0;
+  // How notify() reaches the target, for the window's report.
+  virtual std::string notification() const = 0;
 
   // This rank exposes its memory to origins for a while (a lock granted by
   // message, a Post): a path that needs the target's progress keeps it hot.

@@ -4,12 +4,21 @@
 // reports it complete, so flush(t) waits for exactly the operations issued
 // before it, whatever other threads issue meanwhile.
 //
+// Notified RMA rides on the same count: a notification is an operation
+// in flight from its call until its Notify message is posted, which
+// happens once every operation to its target begun before the call has
+// ended (its cut), by whichever thread ends the last of them.
+//
 // Who writes what: in_flight_ is internally locked per target; the first
 // error is written by whichever thread completes a failed operation, under
-// error_mutex_, and read and cleared by the flushing thread.
+// error_mutex_, and read and cleared by the flushing thread. A target's
+// waiting notifications are under its marks_ mutex, which is held while
+// their messages are posted so they leave in call order; `waiting` says,
+// without the lock, whether there are any.
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,7 +33,8 @@ namespace onesided::detail {
 
 class InFlightOps {
  public:
-  explicit InFlightOps(WindowState& s) : s_(s), in_flight_(s.nranks) {}
+  explicit InFlightOps(WindowState& s)
+      : s_(s), in_flight_(s.nranks), marks_(new Marks[static_cast<std::size_t>(s.nranks)]) {}
 
   // An operation in flight: begun when made, ended exactly once: by
   // complete() when the transport reports it, or by abandon() when posting
@@ -70,6 +80,23 @@ class InFlightOps {
 
   bool pending(int target, InFlight::Token token) { return in_flight_.pending(target, token); }
 
+  // Adds one to `target`'s notification counter `index` once every
+  // operation to it begun before this call has ended, never earlier; a
+  // request covers the notification. If one of those operations failed,
+  // the notification is not sent (and the request fails): a counter never
+  // stands for data that did not arrive.
+  void notify_after(int target, std::size_t index, const RequestPtr& request) {
+    Marks& m = marks_[target];
+    {
+      std::lock_guard lk(m.mutex);
+      const InFlight::Token cut = in_flight_.cut(target);
+      if (request) request->pending.fetch_add(1, std::memory_order_relaxed);
+      m.queue.push_back({cut, in_flight_.begin(target), static_cast<std::uint32_t>(index), request});
+      m.waiting.fetch_add(1, std::memory_order_seq_cst);
+    }
+    post_ready(target);
+  }
+
   void flush(int target) {
     const auto cut = in_flight_.cut(target);
     s_.wait([&] { return in_flight_.drained(target, cut); });
@@ -89,6 +116,13 @@ class InFlightOps {
 
  private:
   void done(int target, InFlight::Token token, const char* error, const RequestPtr& request) {
+    end(target, token, error, request);
+    // seq_cst, as the push in notify_after: either this sees its mark, or
+    // its post_ready sees this operation ended.
+    if (marks_[target].waiting.load(std::memory_order_seq_cst) > 0) post_ready(target);
+  }
+
+  void end(int target, InFlight::Token token, const char* error, const RequestPtr& request) {
     if (error) {
       std::lock_guard lk(error_mutex_);
       if (first_error_.empty()) first_error_ = error;
@@ -96,6 +130,31 @@ class InFlightOps {
     }
     if (request) request->complete(error);
     in_flight_.end(target, token);
+  }
+
+  // Posts the notifications to `target` whose operations have all ended,
+  // in call order.
+  void post_ready(int target) {
+    Marks& m = marks_[target];
+    std::lock_guard lk(m.mutex);
+    while (!m.queue.empty() && in_flight_.drained(target, m.queue.front().cut)) {
+      const Mark mark = std::move(m.queue.front());
+      m.queue.pop_front();
+      m.waiting.fetch_sub(1, std::memory_order_seq_cst);
+      std::string error;
+      if (failed_.load(std::memory_order_acquire)) {
+        error = "notification not sent: an operation it follows failed";
+      } else {
+        Header h = s_.header(MsgKind::Notify, target);
+        h.count = mark.index;
+        try {
+          s_.send(target, h);
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+      }
+      end(target, mark.token, error.empty() ? nullptr : error.c_str(), mark.request);
+    }
   }
 
   void raise_if_failed() {
@@ -107,8 +166,21 @@ class InFlightOps {
     raise(ErrorCategory::Transport, "an RMA operation failed: " + e);
   }
 
+  struct Mark {
+    InFlight::Token cut;    // operations to wait for: those numbered below it
+    InFlight::Token token;  // the notification's own, ended once posted
+    std::uint32_t index;
+    RequestPtr request;
+  };
+  struct Marks {
+    std::mutex mutex;
+    std::deque<Mark> queue;  // guarded by mutex, in call order
+    std::atomic<int> waiting{0};
+  };
+
   WindowState& s_;
   InFlight in_flight_;
+  std::unique_ptr<Marks[]> marks_;
   std::mutex error_mutex_;
   std::atomic<bool> failed_{false};
   std::string first_error_;  // guarded by error_mutex_

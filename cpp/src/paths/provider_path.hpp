@@ -28,6 +28,13 @@ class ProviderPath : public DataPath {
   void flush(int target) override { ops_.flush(target); }
   void flush_all() override { ops_.flush_all(); }
   void expect_incoming(int delta) override { s_.endpoint->progress().expect_traffic(delta); }
+  void notify(int target, std::size_t index, const RequestPtr& request) override {
+    ops_.notify_after(target, index, request);
+  }
+  std::string notification() const override {
+    return "a Notify message through provider " + s_.provider +
+           ", sent once the operations it follows are complete at the target";
+  }
 
   SoftwareAtomics& software() { return software_; }
 

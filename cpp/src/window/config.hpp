@@ -25,6 +25,9 @@ struct Config {
   // cross-memory attach, doorbells, lock words).
   bool shared_memory = true;
   bool alloc_shared_noncontig = false;
+  // onesided_notifications: notification counters per rank (notified RMA).
+  std::size_t notifications = 0;
+  static constexpr std::size_t kMaxNotifications = std::size_t{1} << 20;
 
   static Config parse(const Info& info);
   // The settings every rank must give alike, as one readable string.

@@ -33,6 +33,8 @@ void Window::Impl::on_message(const Header& h, const std::byte* payload, std::si
     case MsgKind::Regions:
     case MsgKind::RegionsReply:
       return addressing->on_message(h, payload, len);
+    case MsgKind::Notify:
+      return notify_counters.add(h.count);
   }
 }
 

@@ -19,6 +19,8 @@ On 2 ranks it prints, as markdown tables with the ratio onesided / MPI.Win:
 3b. column exchange (a halo's strided put of one column): onesided's
    strided put beside copy-to-contiguous + put and beside ``MPI.Win`` with
    a vector datatype;
+3c. notified put (``Put_notify`` + ``Wait_notify``) beside the put + flush
+   + flag protocol it replaces, on onesided and on ``MPI.Win``;
 4. (full mode only) onesided's atomics by path: native and software, on
    libfabric shm and tcp, shared memory off.
 
@@ -86,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from . import _figures as fig
     from ._columns import column_exchange, column_exchange_text
+    from ._notify import notified_put, notified_put_text
     from ._plot import have_matplotlib, write_charts
 
     comm = MPI.COMM_WORLD
@@ -134,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     columns = column_exchange(comm, MPI, onesided, settings, progress)
     if rank0:
         say(column_exchange_text(columns, settings))
+    notified = notified_put(comm, MPI, onesided, settings, progress)
+    if rank0:
+        say(notified_put_text(notified, settings))
     if args.all:
         status = _contended(comm, MPI, onesided, settings, progress, say)
     if not settings.quick:
