@@ -75,7 +75,128 @@ def check_tickets() -> None:
     win.Free()
 
 
-CHECKS = {"tickets": check_tickets}
+def check_overlap() -> None:
+    """Rank 0 awaits an Rfetch_and_op on rank 1 while rank 1 is stopped
+    (SIGSTOP), so the operation cannot complete until another coroutine of
+    rank 0 resumes it (SIGCONT): the await completing at all proves the loop
+    ran that coroutine while the await was pending (an await that blocked
+    the loop would hang, and the job would time out), and the recorded order
+    proves the completion came after it. Then the same with the awaiting
+    task cancelled while pending: the loop's eventfd reader is removed, the
+    operation still completes (Wait), and its result is exact. tcp only:
+    stopping a process that shares a provider's shared-memory queue lock
+    could leave the lock held."""
+    win = Window.Allocate(16, disp_unit=8, info=INFO, comm=comm)
+    harness.check_provider(win)
+    pids = comm.allgather(os.getpid())
+    comm.Barrier()
+    if rank == 0:
+        from onesided import _aio, _core
+
+        one = np.ones(1, np.int64)
+        win.Lock_all()
+
+        async def overlap() -> None:
+            order: list[str] = []
+            awaiting = asyncio.Event()
+            os.kill(pids[1], signal.SIGSTOP)
+            res = np.full(1, -1, np.int64)
+            r = win.Rfetch_and_op(one, res, 1, 0)
+
+            async def fetch() -> None:
+                awaiting.set()
+                assert await r is True
+                order.append("completed")
+                assert res[0] == 0, res
+
+            async def resume() -> None:
+                await awaiting.wait()
+                order.append("other coroutine ran")
+                os.kill(pids[1], signal.SIGCONT)
+
+            await asyncio.gather(fetch(), resume())
+            assert order == ["other coroutine ran", "completed"], order
+            assert not _aio._readers, "a reader left registered"
+
+        async def cancelled() -> None:
+            loop = asyncio.get_running_loop()
+            os.kill(pids[1], signal.SIGSTOP)
+            res = np.full(1, -1, np.int64)
+            r = win.Rfetch_and_op(one, res, 1, 0)
+            registered = asyncio.Event()
+
+            async def fetch() -> None:
+                registered.set()
+                await r
+
+            task = asyncio.create_task(fetch())
+            await registered.wait()  # task is now suspended in `await r`
+            assert _aio._readers[loop].waiting, "the pending await registered nothing"
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            else:
+                raise AssertionError("the await completed while the target was stopped")
+            assert not _aio._readers, "the cancelled await left its reader"
+            assert loop.remove_reader(_core._ready_fd()) is False, "the eventfd is still watched"
+            assert res[0] == -1 and bool(r), "the request completed while the target was stopped"
+            os.kill(pids[1], signal.SIGCONT)
+            assert r.Wait() is True and res[0] == 1, res
+
+        asyncio.run(overlap())
+        asyncio.run(cancelled())
+        win.Unlock_all()
+    comm.Barrier()
+    if rank == 1:
+        win.Sync()
+        assert np.frombuffer(win, np.int64)[0] == 2
+    comm.Barrier()
+    win.Free()
+
+
+def check_failed() -> None:
+    """An awaited request whose operation fails raises the onesided error
+    that Wait would: rank 1 detaches a region that rank 0 still has in its
+    view of the dynamic window (an origin learns of a detach only at its
+    next epoch start), so the atomic fails at the target."""
+    win = Window.Create_dynamic(info=INFO, comm=comm)
+    a = np.zeros(4, np.int64)
+    if rank == 1:
+        win.Attach(a)
+    addr = comm.bcast(onesided.Get_address(a) if rank == 1 else 0, root=1)
+    comm.Barrier()
+    if rank == 0:
+        win.Lock(1)
+        res = np.zeros(1, np.int64)
+        win.Fetch_and_op(np.ones(1, np.int64), res, 1, addr)
+        win.Flush(1)
+    comm.Barrier()
+    if rank == 1:
+        win.Detach(a)
+    comm.Barrier()
+    if rank == 0:
+
+        async def main() -> None:
+            r = win.Rfetch_and_op(np.ones(1, np.int64), res, 1, addr)
+            try:
+                await r
+            except onesided.Error as e:
+                print(f"RAISED {type(e).__name__}: {e}")
+            else:
+                raise AssertionError("await of a failed request returned")
+
+        asyncio.run(main())
+        try:
+            win.Unlock(1)
+        except onesided.Error:
+            pass  # the failure may be reported again at the completion point
+    comm.Barrier()
+    win.Free()
+
+
+CHECKS = {"tickets": check_tickets, "overlap": check_overlap, "failed": check_failed}
 
 if __name__ == "__main__":
     name = sys.argv[1]
