@@ -159,10 +159,12 @@ class Window {
   void get_accumulate(const void* origin, const Layout& origin_layout, void* result, const Layout& result_layout,
                       int target, std::int64_t disp, const Layout& target_layout, Op op,
                       Request* request = nullptr);
+  // A non-null `request` (an extension beyond MPI, MPI Forum issue #128)
+  // is set to a Request; `result` is valid once it completes, not before.
   void fetch_and_op(const void* origin, void* result, Dtype dtype, int target, std::int64_t disp,
-                    Op op);
+                    Op op, Request* request = nullptr);
   void compare_and_swap(const void* origin, const void* compare, void* result, Dtype dtype,
-                        int target, std::int64_t disp);
+                        int target, std::int64_t disp, Request* request = nullptr);
   // The generalised read-modify-write of seed 002. rmw: INC (origin
   // ignored), SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, REPLACE
   // (swap). rmw2: MASK_SWAP (origin = mask, origin2 = swap value) and
@@ -222,6 +224,13 @@ class Window {
   void flush_all();
   void flush_local(int target);
   void flush_local_all();
+  // flush(target)'s and flush_all()'s conditions as Requests, for event
+  // loops: returns at once; the Request completes once every operation
+  // issued before the call (to `target`; to every target) is complete at
+  // its target. flush(target) then returns at once and reports a failed
+  // operation. PROC_NULL: complete at once.
+  Request flush_request(int target);
+  Request flush_all_request();
   void sync();
   // Active-target synchronisation (post/start/complete/wait). start() does
   // not block: an operation to a target waits for that target's post().

@@ -110,6 +110,11 @@ class DataPath {
   }
   virtual void flush(int target) = 0;
   virtual void flush_all() = 0;
+  // flush(target)'s condition (target < 0: flush_all's) as a request that
+  // completes on its own, without waiting here: an awaitable flush. Paths
+  // whose operations complete in their call have nothing in flight, and the
+  // request is complete at once.
+  virtual void complete_when_drained(int /*target*/, const RequestPtr& /*request*/) {}
 
   // Notified RMA (window/notify_counters.hpp): see the guarantees above.
   // `index` was checked against the window's counters. A request covers

@@ -97,6 +97,22 @@ class InFlightOps {
     post_ready(target);
   }
 
+  // flush(target)'s condition as a request (target < 0: flush_all's): it
+  // completes once every operation begun before this call has ended, on
+  // whichever thread ends the last of them. Nothing waits.
+  void complete_when_drained(int target, const RequestPtr& request) {
+    DrainWaiter w{target, {}, request};
+    for (int r = 0; r < s_.nranks; ++r)
+      if (target < 0 || r == target) w.cuts.push_back(in_flight_.cut(r));
+    request->pending.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::lock_guard lk(drain_mutex_);
+      drain_waiters_.push_back(std::move(w));
+      n_drain_waiters_.store(static_cast<int>(drain_waiters_.size()), std::memory_order_release);
+    }
+    complete_drained();  // the operations may all have ended already
+  }
+
   void flush(int target) {
     const auto cut = in_flight_.cut(target);
     s_.wait([&] { return in_flight_.drained(target, cut); });
@@ -130,6 +146,36 @@ class InFlightOps {
     }
     if (request) request->complete(error);
     in_flight_.end(target, token);
+    if (n_drain_waiters_.load(std::memory_order_acquire) > 0) complete_drained();
+  }
+
+  struct DrainWaiter {
+    int target;                        // < 0: every target
+    std::vector<InFlight::Token> cuts;  // one per target it covers
+    RequestPtr request;
+  };
+
+  bool drained(const DrainWaiter& w) {
+    for (std::size_t i = 0; i < w.cuts.size(); ++i)
+      if (!in_flight_.drained(w.target < 0 ? static_cast<int>(i) : w.target, w.cuts[i])) return false;
+    return true;
+  }
+
+  // Completes (once: it is removed under the lock first) each drain waiter
+  // whose operations have all ended. A failure is not reported here: the
+  // flush the caller makes next raises it.
+  void complete_drained() {
+    std::vector<RequestPtr> ready;
+    {
+      std::lock_guard lk(drain_mutex_);
+      std::erase_if(drain_waiters_, [&](const DrainWaiter& w) {
+        if (!drained(w)) return false;
+        ready.push_back(w.request);
+        return true;
+      });
+      n_drain_waiters_.store(static_cast<int>(drain_waiters_.size()), std::memory_order_release);
+    }
+    for (auto& r : ready) r->complete(nullptr);
   }
 
   // Posts the notifications to `target` whose operations have all ended,
@@ -184,6 +230,9 @@ class InFlightOps {
   std::mutex error_mutex_;
   std::atomic<bool> failed_{false};
   std::string first_error_;  // guarded by error_mutex_
+  std::mutex drain_mutex_;
+  std::vector<DrainWaiter> drain_waiters_;  // guarded by drain_mutex_
+  std::atomic<int> n_drain_waiters_{0};     // its size, read without the lock
 };
 
 // accumulate_ordering where the provider does not keep it (order_tracker.hpp):

@@ -71,6 +71,10 @@ class NastyPath final : public DataPath {
     release(-1);
     inner_->flush_all();
   }
+  void complete_when_drained(int target, const RequestPtr& request) override {
+    release(target);
+    inner_->complete_when_drained(target, request);
+  }
   void expect_incoming(int delta) override { inner_->expect_incoming(delta); }
   void notify(int target, std::size_t index, const RequestPtr& request) override {
     release(target);

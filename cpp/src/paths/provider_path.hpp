@@ -27,6 +27,9 @@ class ProviderPath : public DataPath {
   void accumulate(const Where& w, const AtomicCall& call, const RequestPtr& request) override;
   void flush(int target) override { ops_.flush(target); }
   void flush_all() override { ops_.flush_all(); }
+  void complete_when_drained(int target, const RequestPtr& request) override {
+    ops_.complete_when_drained(target, request);
+  }
   void expect_incoming(int delta) override { s_.endpoint->progress().expect_traffic(delta); }
   void notify(int target, std::size_t index, const RequestPtr& request) override {
     ops_.notify_after(target, index, request);
