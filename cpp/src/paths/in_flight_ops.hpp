@@ -7,14 +7,22 @@
 // Notified RMA rides on the same count: a notification is an operation
 // in flight from its call until its Notify message is posted, which
 // happens once every operation to its target begun before the call has
-// ended (its cut), by whichever thread ends the last of them.
+// ended (its cut), by whichever thread ends the last of them. The target
+// acknowledges each Notify once its counter is incremented (NotifyDone,
+// in send order, as every message between one pair); a flush also waits
+// for the acknowledgements of the notifications posted before it, and a
+// notification's request completes with its acknowledgement.
 //
 // Who writes what: in_flight_ is internally locked per target; the first
 // error is written by whichever thread completes a failed operation, under
 // error_mutex_, and read and cleared by the flushing thread. A target's
-// waiting notifications are under its marks_ mutex, which is held while
+// waiting notifications are under its Marks' mutex, which is held while
 // their messages are posted so they leave in call order; `waiting` says,
-// without the lock, whether there are any.
+// without the lock, whether there are any. `sent` is written under that
+// mutex, `acked` by the thread that dispatches NotifyDone (release; the
+// flush reads it with acquire); `unacked`, the requests awaiting their
+// acknowledgement in send order, under ack_mutex.
+
 #pragma once
 
 #include <atomic>
@@ -116,6 +124,9 @@ class InFlightOps {
   void flush(int target) {
     const auto cut = in_flight_.cut(target);
     s_.wait([&] { return in_flight_.drained(target, cut); });
+    // Every notification begun before the flush is posted by now.
+    const std::uint64_t sent = marks_[target].sent.load(std::memory_order_acquire);
+    s_.wait([&] { return marks_[target].acked.load(std::memory_order_acquire) >= sent; });
     raise_if_failed();
   }
 
@@ -127,7 +138,31 @@ class InFlightOps {
         if (!in_flight_.drained(r, cuts[r])) return false;
       return true;
     });
+    std::vector<std::uint64_t> sent(static_cast<std::size_t>(s_.nranks));
+    for (int r = 0; r < s_.nranks; ++r) sent[r] = marks_[r].sent.load(std::memory_order_acquire);
+    s_.wait([&] {
+      for (int r = 0; r < s_.nranks; ++r)
+        if (marks_[r].acked.load(std::memory_order_acquire) < sent[r]) return false;
+      return true;
+    });
     raise_if_failed();
+  }
+
+  // A NotifyDone from `target` (window/target.cpp): its oldest
+  // unacknowledged notification has been counted there. The header's token
+  // is the InFlightOps that sent it.
+  static void on_notify_done(const Header& h, int target) {
+    auto* self = reinterpret_cast<InFlightOps*>(h.token);
+    Marks& m = self->marks_[target];
+    RequestPtr request;
+    {
+      std::lock_guard lk(m.ack_mutex);
+      if (m.unacked.empty()) return;  // not one of ours: ignore
+      request = std::move(m.unacked.front());
+      m.unacked.pop_front();
+    }
+    m.acked.fetch_add(1, std::memory_order_release);
+    if (request) request->complete(nullptr);
   }
 
  private:
@@ -191,15 +226,22 @@ class InFlightOps {
       if (failed_.load(std::memory_order_acquire)) {
         error = "notification not sent: an operation it follows failed";
       } else {
-        Header h = s_.header(MsgKind::Notify, target);
+        Header h = s_.header(MsgKind::Notify, target, reinterpret_cast<std::uint64_t>(this));
         h.count = mark.index;
+        {
+          std::lock_guard ack(m.ack_mutex);
+          m.unacked.push_back(mark.request);  // completed by the acknowledgement
+        }
+        m.sent.fetch_add(1, std::memory_order_release);
         try {
           s_.send(target, h);
         } catch (const std::exception& e) {
-          error = e.what();
+          error = e.what();  // the window is broken: the flush raises it, and never sees the ack
         }
       }
-      end(target, mark.token, error.empty() ? nullptr : error.c_str(), mark.request);
+      // Posted: the notification no longer holds back operations or later
+      // notifications (message order keeps those behind it).
+      end(target, mark.token, error.empty() ? nullptr : error.c_str(), error.empty() ? nullptr : mark.request);
     }
   }
 
@@ -222,6 +264,9 @@ class InFlightOps {
     std::mutex mutex;
     std::deque<Mark> queue;  // guarded by mutex, in call order
     std::atomic<int> waiting{0};
+    std::atomic<std::uint64_t> sent{0}, acked{0};
+    std::mutex ack_mutex;
+    std::deque<RequestPtr> unacked;  // guarded by ack_mutex, in send order
   };
 
   WindowState& s_;

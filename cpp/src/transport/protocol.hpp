@@ -22,6 +22,7 @@ enum class MsgKind : std::uint8_t {
   RegionsReply, // target -> origin: payload = RegionTable::bytes()
   Notify,       // origin -> target: add one to notification counter `count` (the
                 // operations it covers are complete at the target: in_flight_ops.hpp)
+  NotifyDone,   // target -> origin: counted (token echoed)
 };
 
 enum MsgFlags : std::uint8_t {
@@ -56,6 +57,6 @@ inline Header make_header(MsgKind kind, std::uint32_t window, int origin, std::u
   return h;
 }
 
-inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::Notify) + 1;
+inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::NotifyDone) + 1;
 
 }  // namespace onesided::detail
