@@ -22,13 +22,12 @@ notified is faster).
 
 from __future__ import annotations
 
-import statistics
 import time
 from typing import Any, Callable
 
 import numpy as np
 
-from ._common import Progress, Settings, fmt_ratio, heading, table
+from ._common import Progress, Settings, Spread, fmt_ratio, fmt_us, heading, table
 from ._figures import FAST, SHM
 
 SIZES = (8, 4096)
@@ -120,25 +119,25 @@ def notified_put(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Prog
                 win.Unlock(rank)
             assert ours.Get_notify_value(0) == done["notified put"], "notified put figure: notifications lost"
             if rank == 0:
-                out[(path, size)] = {k: statistics.median(v) for k, v in samples.items()}
+                out[(path, size)] = {k: Spread.of(v) for k, v in samples.items()}
             ours.Free()
             theirs.Free()
     return {"rows": out} if rank == 0 else None
 
 
-def notified_put_text(res: dict[str, Any], s: Settings) -> str:
+def notified_put_text(res: dict[str, Any], s: Settings, peer: str = "MPI.Win") -> str:
     rows = []
     for (path, size), f in res["rows"].items():
-        rows.append([f"{path}, {size} B", f"{f['notified put']:.3g} us", f"{f['put + flush + flag']:.3g} us",
-                     f"{f['MPI.Win put + flush + flag']:.3g} us",
+        rows.append([f"{path}, {size} B", fmt_us(f["notified put"]), fmt_us(f["put + flush + flag"]),
+                     fmt_us(f["MPI.Win put + flush + flag"]),
                      fmt_ratio(f["notified put"], f["put + flush + flag"]),
                      fmt_ratio(f["notified put"], f["MPI.Win put + flush + flag"])])
     head = heading(
         "3c. Notified put: data to a neighbour and the neighbour knows it arrived",
-        f"us per half ping-pong round (put + the target seeing it): median of {s.reps} repetitions. "
+        f"us per half ping-pong round (put + the target seeing it): median [min, max] of {s.reps} repetitions. "
         "notified put: `win.Put_notify` and `win.Wait_notify` at the target; put + flush + flag: Put, Flush, "
         "a put of a flag word, Flush, the target polling the flag with Sync; MPI.Win: the same flag protocol on "
-        "mpi4py's `MPI.Win.Allocate`. Ratios: notified / the other (below 1: notified is faster).",
+        f"mpi4py's `MPI.Win.Allocate` ({peer}). Ratios: notified / the other (below 1: notified is faster).",
     )
     return head + "\n" + table(["window, size", "notified put", "put + flush + flag", "MPI.Win flag",
                                 "notified/flag", "notified/MPI.Win"], rows)
