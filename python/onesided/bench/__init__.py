@@ -19,6 +19,8 @@ On 2 ranks it prints, as markdown tables with the ratio onesided / MPI.Win:
 3b. column exchange (a halo's strided put of one column): onesided's
    strided put beside copy-to-contiguous + put and beside ``MPI.Win`` with
    a vector datatype;
+3c. notified put (``Put_notify`` + ``Wait_notify``) beside the put + flush
+   + flag protocol it replaces, on onesided and on ``MPI.Win``;
 4. (full mode only) onesided's atomics by path: native and software, on
    libfabric shm and tcp, shared memory off.
 
