@@ -113,7 +113,7 @@ class WindowNotify(_Base):
 
     def Rput_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> Request:
         """Put_notify returning a Request that completes once the data is at
-        the target and the notification is on its way (posted after it)."""
+        the target and the notification has been counted there."""
         return self._notified_request(operations.put, target_rank, notification_idx, origin, target)
 
     def Rget_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> Request:

@@ -188,8 +188,9 @@ class Window {
   // never earlier. Notifications from one process to one target take effect
   // in call order; nothing is promised between different origins. It needs
   // an access epoch to `target` like any operation, returns at once, and
-  // completes (a non-null `request` with it) at the next flush, unlock or
-  // fence covering `target`, or on its own through progress: a target
+  // completes (counted at the target; a non-null `request` with it) at the
+  // next flush, unlock or fence covering `target`, or on its own through
+  // progress: a target
   // waiting for it needs no further call at the origin. Python's
   // Put_notify, Get_notify and Accumulate_notify are the operation, then this.
   void notify(int target, std::size_t index, Request* request = nullptr);

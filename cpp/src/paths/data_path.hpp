@@ -118,8 +118,8 @@ class DataPath {
 
   // Notified RMA (window/notify_counters.hpp): see the guarantees above.
   // `index` was checked against the window's counters. A request covers
-  // the notification, so it completes only once the counter has been (or,
-  // over a provider, is on its way to being) incremented, after the data.
+  // the notification, so it completes only once the target's counter has
+  // been incremented, after the data; so does flush(target).
   virtual void notify(int target, std::size_t index, const RequestPtr& request) = 0;
   // How notify() reaches the target, for the window's report.
   virtual std::string notification() const = 0;

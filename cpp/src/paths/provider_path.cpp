@@ -17,8 +17,9 @@
 //    every operation to t issued before it.
 //  - Notification: a Notify message, sent by whichever thread completes
 //    the last operation it follows (InFlightOps::notify_after); messages
-//    to one target arrive in send order, so notifications keep call order
-//    and arrive before a later Unlock or Complete.
+//    to one target arrive in send order, so notifications keep call order;
+//    the target acknowledges each once counted, and flush(t) waits for
+//    the acknowledgements of those posted before it.
 #include "paths/provider_path.hpp"
 
 #include <algorithm>
