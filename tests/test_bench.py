@@ -7,6 +7,7 @@ machine that runs the tests is noisy.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -50,13 +51,27 @@ def tables(text: str) -> dict[str, list[list[str]]]:
     return {k: rows[2:] for k, rows in found.items()}  # drop header and |---| rule
 
 
-def number(cell: str, unit: str = "", positive: bool = True) -> float:
-    """The figure in a cell: finite, and positive unless it is the peer's
-    figure or a ratio (only onesided's own figures must be positive)."""
-    assert cell.endswith(unit), f"{cell!r} does not end in {unit!r}"
-    value = float(cell[: len(cell) - len(unit)].strip())
+SPREAD = re.compile(r"(.*) \[([^,\]]+), ([^\]]+)\]")
+
+
+def number(cell: str, unit: str = "", positive: bool = True, spread: bool = True) -> float:
+    """The figure in a cell, ``median unit [min, max]`` (``spread``) or
+    ``value unit`` (a ratio): finite, min <= median <= max, and positive
+    unless it is the peer's figure or a ratio (only onesided's own figures
+    must be positive)."""
+    m = SPREAD.fullmatch(cell)
+    assert bool(m) == spread, f"{cell!r}: {'no' if spread else 'a'} [min, max]"
+    text = m.group(1) if m else cell
+    assert text.endswith(unit), f"{cell!r} does not end in {unit!r}"
+    value = float(text[: len(text) - len(unit)].strip())
     assert math.isfinite(value) and (value > 0 if positive else value >= 0), cell
+    if m:
+        assert float(m.group(2)) <= value <= float(m.group(3)), f"{cell!r}: the median is not within [min, max]"
     return value
+
+
+def ratio(cell: str) -> float:
+    return number(cell, positive=False, spread=False)
 
 
 @pytest.fixture(scope="module")
@@ -79,14 +94,14 @@ def test_latency_table(quick: tuple[subprocess.CompletedProcess[str], Path | Non
     names = [r[0] for r in rows]
     assert names == ["put 8 B", "get 8 B", "accumulate SUM int64", "get_accumulate SUM int64",
                      "fetch_and_op SUM int64", "compare_and_swap int64", "rmw INC int64", "rmw2 COMP_SWAP_LT int64"]
-    for name, fast, shm, mpi, ratio in rows:
+    for name, fast, shm, mpi, r in rows:
         number(fast, "us")
         number(shm, "us")
         if name.startswith("rmw"):
-            assert mpi == ratio == "n/a"
+            assert mpi == r == "n/a"
         else:
             number(mpi, "us", positive=False)
-            number(ratio, positive=False)
+            ratio(r)
     assert "onesided_path=shared-memory" in quick[0].stdout
 
 
@@ -95,13 +110,13 @@ def test_lock_epoch_table(quick: tuple[subprocess.CompletedProcess[str], Path | 
     the heading says where the locks live."""
     rows = tables(quick[0].stdout)["1b"]
     assert [r[0] for r in rows] == ["put 8 B", "fetch_and_op SUM int64"]
-    for name, alloc, mpi_alloc, ratio, create, mpi_create, ratio2 in rows:
+    for name, alloc, mpi_alloc, ratio1, create, mpi_create, ratio2 in rows:
         number(alloc, "us")
         number(create, "us")
         for cell in (mpi_alloc, mpi_create):
             number(cell, "us", positive=False)
-        for cell in (ratio, ratio2):
-            number(cell, positive=False)
+        for cell in (ratio1, ratio2):
+            ratio(cell)
     assert "locks: shared memory" in quick[0].stdout
 
 
@@ -111,18 +126,20 @@ def test_bandwidth_table(quick: tuple[subprocess.CompletedProcess[str], Path | N
     for size, put, put_mpi, put_ratio, get, get_mpi, get_ratio, memcpy in rows:
         for cell in (put, get, memcpy):
             number(cell)
-        for cell in (put_mpi, put_ratio, get_mpi, get_ratio):
+        for cell in (put_mpi, get_mpi):
             number(cell, positive=False)
+        for cell in (put_ratio, get_ratio):
+            ratio(cell)
     assert "cross-core memcpy" in quick[0].stdout and "cannot be measured" in quick[0].stdout
 
 
 def test_message_rate_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
     rows = tables(quick[0].stdout)["3"]
     assert [r[0] for r in rows] == ["put 8 B", "accumulate SUM int64"]
-    for _, ours, theirs, ratio in rows:
+    for _, ours, theirs, r in rows:
         number(ours, "Mops/s")
         number(theirs, "Mops/s", positive=False)
-        number(ratio, positive=False)
+        ratio(r)
 
 
 def test_column_exchange_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
@@ -135,8 +152,55 @@ def test_column_exchange_table(quick: tuple[subprocess.CompletedProcess[str], Pa
         number(strided, "us")
         number(packed, "us")
         number(mpi, "us", positive=False)
-        number(ratio_pack, positive=False)
-        number(ratio_mpi, positive=False)
+        ratio(ratio_pack)
+        ratio(ratio_mpi)
+
+
+def calibrations(text: str) -> set[str]:
+    """The tables whose heading is followed by a calibration line with a
+    positive round trip in [min, max] form."""
+    found = set()
+    lines = [line for line in text.splitlines() if line.strip()]
+    for head, nxt in zip(lines, lines[1:]):
+        m = re.match(r"### (\d+[a-z]?)\. ", head)
+        c = re.match(r"calibration: core-to-core ping-pong .*?, (\S+ us \[[^\]]+\]) per round trip", nxt)
+        if m and c:
+            number(c.group(1), "us")
+            found.add(m.group(1))
+    return found
+
+
+def test_every_table_opens_with_calibration(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
+    """Every table's heading is followed by its calibration line, and the
+    heading names the libfabric the process runs on."""
+    assert calibrations(quick[0].stdout) == set(tables(quick[0].stdout)) == {"1", "1b", "2", "3", "3b"}
+    assert re.search(r"^libfabric in this process: \S*libfabric\.so", quick[0].stdout, re.M)
+
+
+def test_json_and_table_across_peers(tmp_path: Path) -> None:
+    """--json writes the run's summary rows; onesided.bench.peers puts two
+    runs side by side with one ratio per run (the same run twice here: one
+    MPI on this machine's test set-up)."""
+    out = tmp_path / "run.json"
+    proc = bench("--quick", "--iters", "50", "--reps", "2", "--json", str(out), "--label", "peer A")
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    run = json.loads(out.read_text())
+    assert run["label"] == "peer A" and "libfabric" in run["libfabric"]
+    latency = next(f for f in run["figures"] if f["title"].startswith("1. Latency"))
+    put = next(r for r in latency["rows"] if r["row"] == "put 8 B")
+    for triple in (put["onesided"], put["peer"], latency["calibration"]):
+        assert triple[1] <= triple[0] <= triple[2]
+    second = {**run, "label": "peer B"}
+    (tmp_path / "b.json").write_text(json.dumps(second))
+    text = subprocess.run([sys.executable, "-m", "onesided.bench.peers", str(out), str(tmp_path / "b.json")],
+                          capture_output=True, text=True, check=True).stdout
+    lines = [line for line in text.splitlines() if line.startswith("| put 8 B ")]
+    assert lines, text
+    cells = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert len(cells) == 2 + 2 * 2
+    number(cells[2], "us", positive=False)
+    assert cells[3] == cells[5] and ratio(cells[3]) > 0
+    assert "peer A" in text and "peer B" in text and "Calibration" in text
 
 
 def test_contended_commands_and_charts(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
@@ -155,10 +219,11 @@ def test_contended_counter_is_exact() -> None:
     assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     rows = {r[0]: r[1:] for r in tables(proc.stdout)["4"]}
     for figure in ("ops/s total", "ops/s per rank (median)", "ops/s per rank (slowest)"):
-        ours, theirs, ratio = rows[figure]
+        ours, theirs, r = rows[figure]
         number(ours, "Mops/s")
         number(theirs, "Mops/s", positive=False)
-        number(ratio, positive=False)
+        ratio(r)
+    assert calibrations(proc.stdout) == {"4"}
     for cell in rows["final counter"][:2]:
         m = re.fullmatch(r"ok \((\d+) of (\d+)\)", cell)
         assert m and m.group(1) == m.group(2) and int(m.group(1)) > 0, cell

@@ -3,6 +3,7 @@
 //   register_window.cpp      the Window class, what it is, shared and dynamic memory
 //   register_operations.cpp  put, get, accumulate family, rmw: full and shortcut forms
 //   register_sync.cpp        fence, locks, flushes, post/start/complete/wait, free
+//   register_notify.cpp      notified RMA: notify and the notification counters
 //   register_request.cpp     Request
 //   register_layout.cpp      Layout: the non-contiguous elements a call touches
 #include <pybind11/pybind11.h>
@@ -111,4 +112,5 @@ PYBIND11_MODULE(_core, m) {
   auto window = onesided::python::register_window(m);
   onesided::python::register_operations(m, window);
   onesided::python::register_sync(m, window);
+  onesided::python::register_notify(m, window);
 }

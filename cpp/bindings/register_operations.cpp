@@ -186,26 +186,32 @@ void register_operations(py::module_& m, py::class_<Window>& cls) {
           py::arg("result_layout") = nullptr, py::arg("target_layout") = nullptr)
       .def("_fetch_and_op",
            guard([](Window& w, py::handle origin, py::handle result, int dtype, py::handle target_arg,
-                    py::handle disp_arg, int op) {
+                    py::handle disp_arg, int op, bool want_request) {
              const int target = rank_arg(target_arg);
              const std::int64_t disp = int64_arg(disp_arg, "target displacement");
              const std::size_t n = nbytes(1, dtype);
              const void* o = op == static_cast<int>(Op::NoOp) ? nullptr : buffer_ptr(origin, n, false, "origin");
              void* r = buffer_ptr(result, n, true, "result");
              const Op code = to_op(op);
-             issue_nogil(false, [&](Request*) { w.fetch_and_op(o, r, to_dtype(dtype), target, disp, code); });
-           }))
+             return issue_nogil(want_request,
+                                [&](Request* req) { w.fetch_and_op(o, r, to_dtype(dtype), target, disp, code, req); });
+           }),
+           py::arg("origin"), py::arg("result"), py::arg("dtype"), py::arg("target"), py::arg("disp"), py::arg("op"),
+           py::arg("want_request") = false)
       .def("_compare_and_swap",
            guard([](Window& w, py::handle origin, py::handle compare, py::handle result, int dtype,
-                    py::handle target_arg, py::handle disp_arg) {
+                    py::handle target_arg, py::handle disp_arg, bool want_request) {
              const int target = rank_arg(target_arg);
              const std::int64_t disp = int64_arg(disp_arg, "target displacement");
              const std::size_t n = nbytes(1, dtype);
              const void* o = buffer_ptr(origin, n, false, "origin");
              const void* c = buffer_ptr(compare, n, false, "compare");
              void* r = buffer_ptr(result, n, true, "result");
-             issue_nogil(false, [&](Request*) { w.compare_and_swap(o, c, r, to_dtype(dtype), target, disp); });
-           }))
+             return issue_nogil(want_request,
+                                [&](Request* req) { w.compare_and_swap(o, c, r, to_dtype(dtype), target, disp, req); });
+           }),
+           py::arg("origin"), py::arg("compare"), py::arg("result"), py::arg("dtype"), py::arg("target"),
+           py::arg("disp"), py::arg("want_request") = false)
       .def(
           "_rmw",
           guard([](Window& w, int op, py::handle origin, py::handle result, std::size_t count, int dtype,

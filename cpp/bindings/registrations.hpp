@@ -15,5 +15,6 @@ void register_layout(py::module_& m);                                      // re
 py::class_<Window> register_window(py::module_& m);                        // register_window.cpp
 void register_operations(py::module_& m, py::class_<Window>& window);     // register_operations.cpp
 void register_sync(py::module_& m, py::class_<Window>& window);           // register_sync.cpp
+void register_notify(py::module_& m, py::class_<Window>& window);         // register_notify.cpp
 
 }  // namespace onesided::python

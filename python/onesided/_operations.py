@@ -64,24 +64,27 @@ def get_accumulate(win: "Window", target_rank: int, origin: Any, result: Any, ta
     return Issued(core, (o.buffer, r.buffer))
 
 
-def fetch_and_op(win: "Window", target_rank: int, origin: Any, result: Any, target_disp: int, op: Any) -> Issued:
-    code, r, o = fetching(op, result, origin, NO_OP, same_dtype, "Fetch_and_op origin and result")
-    r = single(r, "Fetch_and_op result")
-    o = single(o, "Fetch_and_op origin")
-    win._fetch_and_op(o.buffer, r.buffer, r.dtype, target_rank, target_disp, code)
-    return Issued(None, (o.buffer, r.buffer))
+def fetch_and_op(win: "Window", target_rank: int, origin: Any, result: Any, target_disp: int, op: Any,
+                 request: bool = False) -> Issued:
+    name = "Rfetch_and_op" if request else "Fetch_and_op"
+    code, r, o = fetching(op, result, origin, NO_OP, same_dtype, f"{name} origin and result")
+    r = single(r, f"{name} result")
+    o = single(o, f"{name} origin")
+    core = win._fetch_and_op(o.buffer, r.buffer, r.dtype, target_rank, target_disp, code, request)
+    return Issued(core, (o.buffer, r.buffer))
 
 
 def compare_and_swap(win: "Window", target_rank: int, origin: Any, compare: Any, result: Any,
-                     target_disp: int) -> Issued:
+                     target_disp: int, request: bool = False) -> Issued:
+    fn = "Rcompare_and_swap" if request else "Compare_and_swap"
     o = message(origin, writable=False, what="origin", accumulate=True)
     c = message(compare, writable=False, what="compare", accumulate=True)
     r = message(result, writable=True, what="result", accumulate=True)
     for m, name in ((o, "origin"), (c, "compare")):
-        same_dtype(m, r, f"Compare_and_swap {name} and result")
-    o, c, r = (single(m, f"Compare_and_swap {name}") for m, name in ((o, "origin"), (c, "compare"), (r, "result")))
-    win._compare_and_swap(o.buffer, c.buffer, r.buffer, r.dtype, target_rank, target_disp)
-    return Issued(None, (o.buffer, c.buffer, r.buffer))
+        same_dtype(m, r, f"{fn} {name} and result")
+    o, c, r = (single(m, f"{fn} {name}") for m, name in ((o, "origin"), (c, "compare"), (r, "result")))
+    core = win._compare_and_swap(o.buffer, c.buffer, r.buffer, r.dtype, target_rank, target_disp, request)
+    return Issued(core, (o.buffer, c.buffer, r.buffer))
 
 
 def rmw(win: "Window", target_rank: int, origin: Any, result: Any, target_disp: int, op: Any, assertion: int,

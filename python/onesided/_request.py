@@ -1,5 +1,7 @@
 """Requests of the request-based operations (Rput, Rget, Raccumulate,
-Rget_accumulate, Rrmw, Rrmw2), with mpi4py's ``MPI.Request`` names.
+Rget_accumulate, Rfetch_and_op, Rcompare_and_swap, Rrmw, Rrmw2), with
+mpi4py's ``MPI.Request`` names, and awaitable in asyncio (``await req``,
+see ``onesided._aio``).
 
 ``MPI.Request.Waitall`` and its relatives cannot take these requests: they
 are not MPI handles (mpi4py type-checks its arguments in C, and onesided
@@ -9,21 +11,31 @@ never links MPI). Use ``onesided.Request.Waitall`` (and ``Testall``,
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Generator, Sequence
+
+from . import _aio
 
 UNDEFINED = -32766  # MPI_UNDEFINED (MPICH and Open MPI)
 
 
 class Request:
     """A request-based operation (Rput, Rget, Raccumulate, Rget_accumulate,
-    Rrmw, Rrmw2). It completes by itself, and also at any Flush, Unlock or
+    Rfetch_and_op, Rcompare_and_swap, Rrmw, Rrmw2), or an awaitable flush's.
+    It completes by itself, and also at any Flush, Unlock or
     Fence covering its target; its buffers stay referenced until then. (In
     nasty mode the operation is held until Wait, Test or a flush.)
 
     As an ``MPI.Request``: once Wait (or a Test that returned True) has seen
     it complete, it is inactive, ``bool(req)`` is False and further Wait or
     Test calls return True at once. A request to ``PROC_NULL`` is inactive
-    from the start."""
+    from the start.
+
+    ``await req`` (in asyncio) is ``Wait`` without blocking the event loop:
+    it returns True once the operation is complete (a fetched result is
+    valid), raises what ``Wait`` would, and returns at once, without
+    suspending, for a request already complete. The loop waits on one
+    eventfd per process that completions of awaited requests write to; it
+    does not poll (``onesided._aio``)."""
 
     __slots__ = ("_core", "_keep")
 
@@ -45,6 +57,11 @@ class Request:
             self._core = None
             self._keep = ()
         return True
+
+    def __await__(self) -> Generator[Any, None, bool]:
+        if self._core is not None and not self._core._done():
+            yield from _aio.completion(self._core)
+        return self.Wait()
 
     def Test(self, status: Any = None) -> bool:
         """Drive progress once; True once the operation is complete."""

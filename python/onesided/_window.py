@@ -66,6 +66,7 @@ from ._window_constants import (
     _mpi,
     _proc_null,
 )
+from ._window_notify import WindowNotify
 from ._window_surface import WindowSurface
 from ._window_sync import WindowSync
 
@@ -91,7 +92,7 @@ class _WindowType(type(_core.Window)):  # type: ignore[misc]
         return type.__instancecheck__(cls, obj) or (cls is Window and type(obj) is NullWindow)
 
 
-class Window(WindowSurface, WindowSync, _core.Window, metaclass=_WindowType):
+class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_WindowType):
     """Memory that every rank of a communicator exposes for one-sided access.
 
     Create windows with :meth:`Create`, :meth:`Allocate`,
@@ -421,3 +422,20 @@ class Window(WindowSurface, WindowSync, _core.Window, metaclass=_WindowType):
               op: Any = RMW2_OPS["RMW2_COMP_SWAP_EQ"], assertion: int = 0) -> Request:
         """Rmw2 returning a Request that completes with the operation."""
         return self._issue_request(operations.rmw2, target_rank, origin, origin2, result, target_disp, op, assertion)
+
+    def Rfetch_and_op(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0,
+                      op: Any = SUM) -> Request:
+        """Fetch_and_op returning a Request (an extension beyond MPI: MPI
+        Forum issue #128). ``result`` is valid once the Request completes
+        (Wait, Test, Waitall, ``await``, or a flush/unlock of
+        ``target_rank``), not before; atomicity and ordering as Fetch_and_op.
+        Arguments are checked as Fetch_and_op's, before anything is sent."""
+        return self._issue_request(operations.fetch_and_op, target_rank, origin, result, target_disp, op)
+
+    def Rcompare_and_swap(self, origin: Any, compare: Any, result: Any, target_rank: int,
+                          target_disp: int = 0) -> Request:
+        """Compare_and_swap returning a Request (an extension beyond MPI:
+        MPI Forum issue #128). ``result`` is valid once the Request
+        completes, not before; atomicity as Compare_and_swap. Arguments are
+        checked as Compare_and_swap's, before anything is sent."""
+        return self._issue_request(operations.compare_and_swap, target_rank, origin, compare, result, target_disp)

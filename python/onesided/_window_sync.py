@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
-from . import _core, _mpi_args as mpi_args
+from . import _aio, _core, _mpi_args as mpi_args
 from ._mpi_objects import Group
 from ._window_constants import LOCK_EXCLUSIVE, LOCK_SHARED, _proc_null
 
@@ -69,6 +69,23 @@ class WindowSync(_Base):
         window is complete at origin and target."""
         self._flush_all()
         self._pending.clear()
+
+    async def flush_async(self, rank: int) -> None:
+        """``Flush(rank)`` for asyncio, without blocking the event loop: waits
+        (on the eventfd of ``onesided._aio``, not by polling) until every
+        operation to ``rank`` issued before the call, by any thread, is
+        complete at origin and target, then returns with Flush's guarantee:
+        other processes that synchronise with this one see the effects.
+        Raises what Flush would (a failed operation, a bad rank: before
+        waiting). An extension beyond MPI; PROC_NULL: nothing to do."""
+        rank = rank if type(rank) is int and rank >= 0 else _proc_null(rank)
+        await _aio.completion(self._flush_request(rank))
+        self.Flush(rank)  # returns at once now; reports failures, drops kept buffers
+
+    async def flush_all_async(self) -> None:
+        """``Flush_all()`` for asyncio, as :meth:`flush_async` for every target."""
+        await _aio.completion(self._flush_all_request())
+        self.Flush_all()
 
     def Flush_local(self, rank: int) -> None:
         """Complete operations to ``rank`` locally (buffers reusable). onesided

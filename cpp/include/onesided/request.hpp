@@ -25,6 +25,16 @@ class Request {
   bool test();
   bool valid() const { return state_ != nullptr; }
 
+  // For event loops (python/onesided/_aio.py). done(): whether wait() would
+  // return at once, without progressing or raising. arm(): from now on the
+  // operation's completion writes to ready_fd(), the one eventfd of this
+  // process, which a loop waits on; false when already done (nothing will
+  // be written). Arming twice is harmless. In nasty mode arm() first
+  // releases the held operations, as wait() does.
+  bool done() const;
+  bool arm();
+  static int ready_fd();
+
  private:
   friend class Window;
   // target_pid: the target's process when it is on this host and another

@@ -163,10 +163,12 @@ class Window {
   void get_accumulate(const void* origin, const Layout& origin_layout, void* result, const Layout& result_layout,
                       int target, std::int64_t disp, const Layout& target_layout, Op op,
                       Request* request = nullptr);
+  // A non-null `request` (an extension beyond MPI, MPI Forum issue #128)
+  // is set to a Request; `result` is valid once it completes, not before.
   void fetch_and_op(const void* origin, void* result, Dtype dtype, int target, std::int64_t disp,
-                    Op op);
+                    Op op, Request* request = nullptr);
   void compare_and_swap(const void* origin, const void* compare, void* result, Dtype dtype,
-                        int target, std::int64_t disp);
+                        int target, std::int64_t disp, Request* request = nullptr);
   // The generalised read-modify-write of seed 002. rmw: INC (origin
   // ignored), SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, REPLACE
   // (swap). rmw2: MASK_SWAP (origin = mask, origin2 = swap value) and
@@ -179,6 +181,36 @@ class Window {
   void rmw2(Op op, const void* origin, const void* origin2, void* result, std::size_t count,
             Dtype dtype, int target, std::int64_t disp, unsigned assertion = 0,
             Request* request = nullptr);
+
+  // Notified RMA (docs/semantics.md, "Notified RMA"), an extension beyond
+  // MPI. A window has the notification counters its info asked for
+  // ("onesided_notifications", the same at every rank; 0 by default).
+  //
+  // notify(target, index): once every operation this process issued to
+  // `target` before the call is complete at the target (puts visible, gets
+  // read, accumulates applied), add one to the target's counter `index`;
+  // never earlier. Notifications from one process to one target take effect
+  // in call order; nothing is promised between different origins. It needs
+  // an access epoch to `target` like any operation, returns at once, and
+  // completes (counted at the target; a non-null `request` with it) at the
+  // next flush, unlock or fence covering `target`, or on its own through
+  // progress: a target
+  // waiting for it needs no further call at the origin. Python's
+  // Put_notify, Get_notify and Accumulate_notify are the operation, then this.
+  void notify(int target, std::size_t index, Request* request = nullptr);
+  std::size_t notifications() const;
+  // This rank's counters. notify_value: the count, read with acquire (so
+  // the data it stands for is visible); set_notify_value: an atomic
+  // exchange (no increment is lost), returning the old count;
+  // test_notify: whether the count has reached `value`, after one round of
+  // progress; wait_notify: blocks until it has, progress continuing (raises
+  // if a rank on this host that could still notify dies).
+  std::uint64_t notify_value(std::size_t index) const;
+  std::uint64_t set_notify_value(std::size_t index, std::uint64_t value);
+  bool test_notify(std::size_t index, std::uint64_t value);
+  void wait_notify(std::size_t index, std::uint64_t value);
+  // How notify() reaches targets on this window, in one line.
+  std::string notification_mechanism() const;
 
   // Where this window's accumulate-style ops on `dtype` run, and why.
   bool native_atomics(Dtype dtype) const;
@@ -197,6 +229,13 @@ class Window {
   void flush_all();
   void flush_local(int target);
   void flush_local_all();
+  // flush(target)'s and flush_all()'s conditions as Requests, for event
+  // loops: returns at once; the Request completes once every operation
+  // issued before the call (to `target`; to every target) is complete at
+  // its target. flush(target) then returns at once and reports a failed
+  // operation. PROC_NULL: complete at once.
+  Request flush_request(int target);
+  Request flush_all_request();
   void sync();
   // Active-target synchronisation (post/start/complete/wait). start() does
   // not block: an operation to a target waits for that target's post().

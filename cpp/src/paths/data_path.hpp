@@ -19,6 +19,9 @@
 //    one place per path.
 //  - flush(t) returns once every operation to t issued before it (by any
 //    thread) is complete at t; flush_all() the same for every target.
+//  - notify(t, i) adds one to t's notification counter i once every
+//    operation to t issued before it (by any thread) is complete at t, never
+//    earlier; notifications to one target take effect in call order.
 #pragma once
 
 #include <cstddef>
@@ -107,6 +110,19 @@ class DataPath {
   }
   virtual void flush(int target) = 0;
   virtual void flush_all() = 0;
+  // flush(target)'s condition (target < 0: flush_all's) as a request that
+  // completes on its own, without waiting here: an awaitable flush. Paths
+  // whose operations complete in their call have nothing in flight, and the
+  // request is complete at once.
+  virtual void complete_when_drained(int /*target*/, const RequestPtr& /*request*/) {}
+
+  // Notified RMA (window/notify_counters.hpp): see the guarantees above.
+  // `index` was checked against the window's counters. A request covers
+  // the notification, so it completes only once the target's counter has
+  // been incremented, after the data; so does flush(target).
+  virtual void notify(int target, std::size_t index, const RequestPtr& request) = 0;
+  // How notify() reaches the target, for the window's report.
+  virtual std::string notification() const = 0;
 
   // This rank exposes its memory to origins for a while (a lock granted by
   // message, a Post): a path that needs the target's progress keeps it hot.

@@ -4,12 +4,29 @@
 // reports it complete, so flush(t) waits for exactly the operations issued
 // before it, whatever other threads issue meanwhile.
 //
+// Notified RMA rides on the same count: a notification is an operation
+// in flight from its call until its Notify message is posted, which
+// happens once every operation to its target begun before the call has
+// ended (its cut), by whichever thread ends the last of them. The target
+// acknowledges each Notify once its counter is incremented (NotifyDone,
+// in send order, as every message between one pair); a flush also waits
+// for the acknowledgements of the notifications posted before it, and a
+// notification's request completes with its acknowledgement.
+//
 // Who writes what: in_flight_ is internally locked per target; the first
 // error is written by whichever thread completes a failed operation, under
-// error_mutex_, and read and cleared by the flushing thread.
+// error_mutex_, and read and cleared by the flushing thread. A target's
+// waiting notifications are under its Marks' mutex, which is held while
+// their messages are posted so they leave in call order; `waiting` says,
+// without the lock, whether there are any. `sent` is written under that
+// mutex, `acked` by the thread that dispatches NotifyDone (release; the
+// flush reads it with acquire); `unacked`, the requests awaiting their
+// acknowledgement in send order, under ack_mutex.
+
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,7 +41,8 @@ namespace onesided::detail {
 
 class InFlightOps {
  public:
-  explicit InFlightOps(WindowState& s) : s_(s), in_flight_(s.nranks) {}
+  explicit InFlightOps(WindowState& s)
+      : s_(s), in_flight_(s.nranks), marks_(new Marks[static_cast<std::size_t>(s.nranks)]) {}
 
   // An operation in flight: begun when made, ended exactly once: by
   // complete() when the transport reports it, or by abandon() when posting
@@ -70,9 +88,45 @@ class InFlightOps {
 
   bool pending(int target, InFlight::Token token) { return in_flight_.pending(target, token); }
 
+  // Adds one to `target`'s notification counter `index` once every
+  // operation to it begun before this call has ended, never earlier; a
+  // request covers the notification. If one of those operations failed,
+  // the notification is not sent (and the request fails): a counter never
+  // stands for data that did not arrive.
+  void notify_after(int target, std::size_t index, const RequestPtr& request) {
+    Marks& m = marks_[target];
+    {
+      std::lock_guard lk(m.mutex);
+      const InFlight::Token cut = in_flight_.cut(target);
+      if (request) request->pending.fetch_add(1, std::memory_order_relaxed);
+      m.queue.push_back({cut, in_flight_.begin(target), static_cast<std::uint32_t>(index), request});
+      m.waiting.fetch_add(1, std::memory_order_seq_cst);
+    }
+    post_ready(target);
+  }
+
+  // flush(target)'s condition as a request (target < 0: flush_all's): it
+  // completes once every operation begun before this call has ended, on
+  // whichever thread ends the last of them. Nothing waits.
+  void complete_when_drained(int target, const RequestPtr& request) {
+    DrainWaiter w{target, {}, request};
+    for (int r = 0; r < s_.nranks; ++r)
+      if (target < 0 || r == target) w.cuts.push_back(in_flight_.cut(r));
+    request->pending.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::lock_guard lk(drain_mutex_);
+      drain_waiters_.push_back(std::move(w));
+      n_drain_waiters_.store(static_cast<int>(drain_waiters_.size()), std::memory_order_release);
+    }
+    complete_drained();  // the operations may all have ended already
+  }
+
   void flush(int target) {
     const auto cut = in_flight_.cut(target);
     s_.wait([&] { return in_flight_.drained(target, cut); });
+    // Every notification begun before the flush is posted by now.
+    const std::uint64_t sent = marks_[target].sent.load(std::memory_order_acquire);
+    s_.wait([&] { return marks_[target].acked.load(std::memory_order_acquire) >= sent; });
     raise_if_failed();
   }
 
@@ -84,11 +138,42 @@ class InFlightOps {
         if (!in_flight_.drained(r, cuts[r])) return false;
       return true;
     });
+    std::vector<std::uint64_t> sent(static_cast<std::size_t>(s_.nranks));
+    for (int r = 0; r < s_.nranks; ++r) sent[r] = marks_[r].sent.load(std::memory_order_acquire);
+    s_.wait([&] {
+      for (int r = 0; r < s_.nranks; ++r)
+        if (marks_[r].acked.load(std::memory_order_acquire) < sent[r]) return false;
+      return true;
+    });
     raise_if_failed();
+  }
+
+  // A NotifyDone from `target` (window/target.cpp): its oldest
+  // unacknowledged notification has been counted there. The header's token
+  // is the InFlightOps that sent it.
+  static void on_notify_done(const Header& h, int target) {
+    auto* self = reinterpret_cast<InFlightOps*>(h.token);
+    Marks& m = self->marks_[target];
+    RequestPtr request;
+    {
+      std::lock_guard lk(m.ack_mutex);
+      if (m.unacked.empty()) return;  // not one of ours: ignore
+      request = std::move(m.unacked.front());
+      m.unacked.pop_front();
+    }
+    m.acked.fetch_add(1, std::memory_order_release);
+    if (request) request->complete(nullptr);
   }
 
  private:
   void done(int target, InFlight::Token token, const char* error, const RequestPtr& request) {
+    end(target, token, error, request);
+    // seq_cst, as the push in notify_after: either this sees its mark, or
+    // its post_ready sees this operation ended.
+    if (marks_[target].waiting.load(std::memory_order_seq_cst) > 0) post_ready(target);
+  }
+
+  void end(int target, InFlight::Token token, const char* error, const RequestPtr& request) {
     if (error) {
       std::lock_guard lk(error_mutex_);
       if (first_error_.empty()) first_error_ = error;
@@ -96,6 +181,68 @@ class InFlightOps {
     }
     if (request) request->complete(error);
     in_flight_.end(target, token);
+    if (n_drain_waiters_.load(std::memory_order_acquire) > 0) complete_drained();
+  }
+
+  struct DrainWaiter {
+    int target;                        // < 0: every target
+    std::vector<InFlight::Token> cuts;  // one per target it covers
+    RequestPtr request;
+  };
+
+  bool drained(const DrainWaiter& w) {
+    for (std::size_t i = 0; i < w.cuts.size(); ++i)
+      if (!in_flight_.drained(w.target < 0 ? static_cast<int>(i) : w.target, w.cuts[i])) return false;
+    return true;
+  }
+
+  // Completes (once: it is removed under the lock first) each drain waiter
+  // whose operations have all ended. A failure is not reported here: the
+  // flush the caller makes next raises it.
+  void complete_drained() {
+    std::vector<RequestPtr> ready;
+    {
+      std::lock_guard lk(drain_mutex_);
+      std::erase_if(drain_waiters_, [&](const DrainWaiter& w) {
+        if (!drained(w)) return false;
+        ready.push_back(w.request);
+        return true;
+      });
+      n_drain_waiters_.store(static_cast<int>(drain_waiters_.size()), std::memory_order_release);
+    }
+    for (auto& r : ready) r->complete(nullptr);
+  }
+
+  // Posts the notifications to `target` whose operations have all ended,
+  // in call order.
+  void post_ready(int target) {
+    Marks& m = marks_[target];
+    std::lock_guard lk(m.mutex);
+    while (!m.queue.empty() && in_flight_.drained(target, m.queue.front().cut)) {
+      const Mark mark = std::move(m.queue.front());
+      m.queue.pop_front();
+      m.waiting.fetch_sub(1, std::memory_order_seq_cst);
+      std::string error;
+      if (failed_.load(std::memory_order_acquire)) {
+        error = "notification not sent: an operation it follows failed";
+      } else {
+        Header h = s_.header(MsgKind::Notify, target, reinterpret_cast<std::uint64_t>(this));
+        h.count = mark.index;
+        {
+          std::lock_guard ack(m.ack_mutex);
+          m.unacked.push_back(mark.request);  // completed by the acknowledgement
+        }
+        m.sent.fetch_add(1, std::memory_order_release);
+        try {
+          s_.send(target, h);
+        } catch (const std::exception& e) {
+          error = e.what();  // the window is broken: the flush raises it, and never sees the ack
+        }
+      }
+      // Posted: the notification no longer holds back operations or later
+      // notifications (message order keeps those behind it).
+      end(target, mark.token, error.empty() ? nullptr : error.c_str(), error.empty() ? nullptr : mark.request);
+    }
   }
 
   void raise_if_failed() {
@@ -107,11 +254,30 @@ class InFlightOps {
     raise(ErrorCategory::Transport, "an RMA operation failed: " + e);
   }
 
+  struct Mark {
+    InFlight::Token cut;    // operations to wait for: those numbered below it
+    InFlight::Token token;  // the notification's own, ended once posted
+    std::uint32_t index;
+    RequestPtr request;
+  };
+  struct Marks {
+    std::mutex mutex;
+    std::deque<Mark> queue;  // guarded by mutex, in call order
+    std::atomic<int> waiting{0};
+    std::atomic<std::uint64_t> sent{0}, acked{0};
+    std::mutex ack_mutex;
+    std::deque<RequestPtr> unacked;  // guarded by ack_mutex, in send order
+  };
+
   WindowState& s_;
   InFlight in_flight_;
+  std::unique_ptr<Marks[]> marks_;
   std::mutex error_mutex_;
   std::atomic<bool> failed_{false};
   std::string first_error_;  // guarded by error_mutex_
+  std::mutex drain_mutex_;
+  std::vector<DrainWaiter> drain_waiters_;  // guarded by drain_mutex_
+  std::atomic<int> n_drain_waiters_{0};     // its size, read without the lock
 };
 
 // accumulate_ordering where the provider does not keep it (order_tracker.hpp):

@@ -16,6 +16,10 @@
 //    the order chosen is the order they take effect.
 //  - Completion: flush(t), flush_all() and a Request's Wait/Test release
 //    what they cover, then flush the inner path.
+//  - Notification: notify(t) releases what is held for t (the operations
+//    it must follow), then notifies through the inner path at once, so a
+//    target waiting for the notification never waits for the origin's
+//    next synchronisation.
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -67,7 +71,16 @@ class NastyPath final : public DataPath {
     release(-1);
     inner_->flush_all();
   }
+  void complete_when_drained(int target, const RequestPtr& request) override {
+    release(target);
+    inner_->complete_when_drained(target, request);
+  }
   void expect_incoming(int delta) override { inner_->expect_incoming(delta); }
+  void notify(int target, std::size_t index, const RequestPtr& request) override {
+    release(target);
+    inner_->notify(target, index, request);
+  }
+  std::string notification() const override { return inner_->notification(); }
 
  private:
   // What a Request reaches this path through; cut when the path goes.

@@ -15,6 +15,11 @@
 //  - Completion: an operation is complete when the provider (or, for
 //    software atomics, the target's reply) says so; flush(t) waits for
 //    every operation to t issued before it.
+//  - Notification: a Notify message, sent by whichever thread completes
+//    the last operation it follows (InFlightOps::notify_after); messages
+//    to one target arrive in send order, so notifications keep call order;
+//    the target acknowledges each once counted, and flush(t) waits for
+//    the acknowledgements of those posted before it.
 #include "paths/provider_path.hpp"
 
 #include <algorithm>

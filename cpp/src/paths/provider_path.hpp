@@ -27,7 +27,17 @@ class ProviderPath : public DataPath {
   void accumulate(const Where& w, const AtomicCall& call, const RequestPtr& request) override;
   void flush(int target) override { ops_.flush(target); }
   void flush_all() override { ops_.flush_all(); }
+  void complete_when_drained(int target, const RequestPtr& request) override {
+    ops_.complete_when_drained(target, request);
+  }
   void expect_incoming(int delta) override { s_.endpoint->progress().expect_traffic(delta); }
+  void notify(int target, std::size_t index, const RequestPtr& request) override {
+    ops_.notify_after(target, index, request);
+  }
+  std::string notification() const override {
+    return "a Notify message through provider " + s_.provider +
+           ", sent once the operations it follows are complete at the target";
+  }
 
   SoftwareAtomics& software() { return software_; }
 

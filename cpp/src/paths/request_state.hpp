@@ -1,4 +1,12 @@
 // What a Request tracks: the transfers of one operation still in flight.
+//
+// Who writes what: `pending` counts transfers in flight (paths add, complete()
+// subtracts, any thread) and carries kAwaited, set once by arm() when an
+// event loop awaits the request. One variable holds both so that arm() and
+// the last completion are read-modify-writes of the same atomic: exactly one
+// of them sees the other (arm sees the count at 0 and reports "done", or the
+// completion sees kAwaited and rings the ready fd), never neither. The
+// error is written under `mutex` before the subtraction that releases it.
 #pragma once
 
 #include <atomic>
@@ -6,9 +14,12 @@
 #include <mutex>
 #include <string>
 
+#include "transport/ready_fd.hpp"
+
 namespace onesided::detail {
 
 struct RequestState {
+  static constexpr int kAwaited = 1 << 30;  // far above any count of transfers
   std::atomic<int> pending{0};
   std::atomic<bool> failed{false};
   std::mutex mutex;
@@ -16,13 +27,24 @@ struct RequestState {
   // Nasty mode holds operations back: Wait and Test release them first.
   std::function<void()> release_held;
 
+  // Whether every transfer completed (the acquire side of complete()).
+  bool done() const { return (pending.load(std::memory_order_acquire) & ~kAwaited) == 0; }
+
+  // Asks the last completion to ring ReadyFd. False: already done (nothing
+  // will ring). Only meaningful once every transfer was posted (a Request
+  // exists only then), since the count may touch 0 while posting.
+  bool arm() {
+    ReadyFd::fd();  // exists before any completion can ring it
+    return (pending.fetch_or(kAwaited, std::memory_order_acq_rel) & ~kAwaited) != 0;
+  }
+
   void complete(const char* err) {
     if (err) {
       std::lock_guard lk(mutex);
       if (error.empty()) error = err;
       failed = true;
     }
-    pending.fetch_sub(1, std::memory_order_release);
+    if (pending.fetch_sub(1, std::memory_order_acq_rel) == (kAwaited | 1)) ReadyFd::ring();
   }
 };
 

@@ -16,6 +16,9 @@
 //    before its call returns; so every accumulate_ordering pair is kept and
 //    nothing is ever in flight. flush() only makes plain stores (puts)
 //    visible before the synchronisation that follows.
+//  - Notification: the target's counter, in the shared mapping, gets a
+//    release increment after the data (the op completed in its call), so
+//    the target's acquire load of the count sees the data.
 #include <atomic>
 #include <cstring>
 
@@ -30,7 +33,10 @@ namespace {
 class SharedMemoryPath final : public DataPath {
  public:
   explicit SharedMemoryPath(WindowState& s)
-      : segment_(*s.shared), stripes_(*reinterpret_cast<cpu::Stripes*>(s.shared->control())) {}
+      : segment_(*s.shared),
+        stripes_(*reinterpret_cast<cpu::Stripes*>(s.shared->control())),
+        notify_(s.shared_notify),
+        per_rank_(s.notifications) {}
 
   const std::string& name() const override {
     static const std::string n = "shared-memory";
@@ -68,11 +74,19 @@ class SharedMemoryPath final : public DataPath {
   // target learns of them (memory/cross_process.hpp).
   void flush(int) override { cross_process_fence(); }
   void flush_all() override { cross_process_fence(); }
+  void notify(int target, std::size_t index, const RequestPtr&) override {
+    notify_[static_cast<std::size_t>(target) * per_rank_ + index].fetch_add(1, std::memory_order_release);
+  }
+  std::string notification() const override {
+    return "a release increment of the target's counter in shared memory, after the data";
+  }
   void expect_incoming(int) override {}  // nothing arrives through progress
 
  private:
   SharedSegment& segment_;
   cpu::Stripes& stripes_;
+  std::atomic<std::uint64_t>* notify_;  // every rank's counters (state.hpp)
+  std::size_t per_rank_;
 };
 
 }  // namespace

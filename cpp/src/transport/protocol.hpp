@@ -20,6 +20,9 @@ enum class MsgKind : std::uint8_t {
   Complete,     // origin -> target: the origin's ops in its access epoch are complete
   Regions,      // origin -> target: send me your dynamic window's attached regions
   RegionsReply, // target -> origin: payload = RegionTable::bytes()
+  Notify,       // origin -> target: add one to notification counter `count` (the
+                // operations it covers are complete at the target: in_flight_ops.hpp)
+  NotifyDone,   // target -> origin: counted (token echoed)
 };
 
 enum MsgFlags : std::uint8_t {
@@ -35,7 +38,7 @@ struct Header {
   std::uint8_t flags;
   std::uint32_t window;  // the receiver's window id
   std::uint32_t origin;  // the sender's rank in the window's group
-  std::uint32_t count;   // elements (Atomic)
+  std::uint32_t count;   // elements (Atomic); the counter's index (Notify)
   std::uint64_t offset;  // byte offset in the target's window; on a dynamic window, the address (Atomic)
   std::uint64_t token;   // sender's cookie, echoed in the reply
 };
@@ -54,6 +57,6 @@ inline Header make_header(MsgKind kind, std::uint32_t window, int origin, std::u
   return h;
 }
 
-inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::RegionsReply) + 1;
+inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::NotifyDone) + 1;
 
 }  // namespace onesided::detail

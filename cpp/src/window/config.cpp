@@ -18,7 +18,7 @@ namespace {
 // onesided's own keys; onesided_fast_path is the old spelling of
 // onesided_shared_memory, kept as an alias.
 constexpr std::string_view kOwnKeys[] = {"provider", "onesided_atomics", "onesided_nasty",
-                                         "onesided_shared_memory", "onesided_fast_path"};
+                                         "onesided_shared_memory", "onesided_fast_path", "onesided_notifications"};
 
 // Unknown keys are ignored, as MPI does (another library's hints may share
 // the info), except in onesided's own namespace, where a key onesided does
@@ -64,6 +64,16 @@ std::string env_either(const char* name, const char* alias) {
   return v ? v : "";
 }
 
+// A count written in decimal digits, at most `max`: no sign, no spaces, no
+// other base (an info value is text; "1e3" or " 4" is a typo, not a number).
+std::size_t count_value(const std::string& v, const char* name, std::size_t max) {
+  const bool digits = !v.empty() && v.size() <= 8 && v.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoull(v) > max)
+    raise(ErrorCategory::Argument, std::string(name) + " must be a whole number from 0 to " + std::to_string(max) +
+                                       ", not '" + v + "'");
+  return static_cast<std::size_t>(std::stoull(v));
+}
+
 }  // namespace
 
 Config Config::parse(const Info& info) {
@@ -91,6 +101,8 @@ Config Config::parse(const Info& info) {
     raise(ErrorCategory::Argument, "alloc_shared_noncontig must be true or false, not '" + noncontig + "'");
   c.alloc_shared_noncontig = noncontig == "true";
   if (info.count("mpi_accumulate_granularity")) c.accumulate_granularity = granularity(info.at("mpi_accumulate_granularity"));
+  if (info.count("onesided_notifications"))
+    c.notifications = count_value(info.at("onesided_notifications"), "info onesided_notifications", kMaxNotifications);
   return c;
 }
 
@@ -99,7 +111,8 @@ std::string Config::agreed(Flavor flavor) const {
   std::string s = std::string("flavor=") + kFlavors[static_cast<int>(flavor)] + " provider='" + provider +
                   "' accumulate_ops=" + declared.str() + " accumulate_ordering=" + ordering.str() +
                   " onesided_atomics=" + (software_only.empty() ? "auto" : "software") +
-                  " mpi_accumulate_granularity=" + std::to_string(accumulate_granularity);
+                  " mpi_accumulate_granularity=" + std::to_string(accumulate_granularity) +
+                  " onesided_notifications=" + std::to_string(notifications);
   if (flavor == Flavor::Shared) s += std::string(" alloc_shared_noncontig=") + (alloc_shared_noncontig ? "true" : "false");
   return s;
 }

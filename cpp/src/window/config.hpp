@@ -29,6 +29,9 @@ struct Config {
   // software atomics apply under one hold of the target's lock, rounded up
   // to whole elements; 0 (the default): a whole message under one hold.
   std::uint64_t accumulate_granularity = 0;
+  // onesided_notifications: notification counters per rank (notified RMA).
+  std::size_t notifications = 0;
+  static constexpr std::size_t kMaxNotifications = std::size_t{1} << 20;
 
   static Config parse(const Info& info);
   // The settings every rank must give alike, as one readable string.

@@ -24,12 +24,21 @@ using namespace detail;
 namespace {
 
 // onesided's own part of a shared mapping, before every segment: the stripe
-// locks of the CPU atomics, then one window lock per rank.
-std::size_t control_bytes(int nranks) {
-  return sizeof(cpu::Stripes) + static_cast<std::size_t>(nranks) * sizeof(SharedLockWord);
+// locks of the CPU atomics, one window lock per rank, then each rank's
+// notification counters (used on the shared-memory path only).
+std::size_t lock_bytes(int nranks) { return static_cast<std::size_t>(nranks) * sizeof(SharedLockWord); }
+std::size_t control_bytes(int nranks, std::size_t notifications) {
+  const std::size_t counters =
+      checked_mul(checked_mul(static_cast<std::size_t>(nranks), notifications, "notification counters"),
+                  sizeof(std::uint64_t), "notification counters");
+  return checked_add(sizeof(cpu::Stripes) + lock_bytes(nranks), counters, "notification counters");
 }
 SharedLockWord* lock_words(const SharedSegment& segment) {
   return reinterpret_cast<SharedLockWord*>(segment.control() + sizeof(cpu::Stripes));
+}
+std::atomic<std::uint64_t>* notify_words(const SharedSegment& segment, int nranks) {
+  static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "counters in shared memory need lock-free words");
+  return reinterpret_cast<std::atomic<std::uint64_t>*>(segment.control() + sizeof(cpu::Stripes) + lock_bytes(nranks));
 }
 
 // What the first agreement of a creation tells every rank.
@@ -238,6 +247,14 @@ void Window::Impl::negotiate(bool shared_memory_path) {
 
   // The choices, once.
   s.shared_memory_path = shared_memory_path;
+  s.notifications = config.notifications;
+  if (shared_memory_path) {
+    s.shared_notify = notify_words(*s.shared, s.nranks);
+    notify_counters = NotifyCounters::at(s.shared_notify + static_cast<std::size_t>(s.rank) * s.notifications,
+                                         s.notifications);
+  } else {
+    notify_counters = NotifyCounters::owned(s.notifications);
+  }
   path = shared_memory_path ? detail::shared_memory_path(s)
          : cma              ? cross_memory_path(s, software)
                             : provider_path(s, software);
@@ -298,7 +315,7 @@ std::unique_ptr<Window> Window::allocate(std::size_t size, int disp_unit, const 
   const auto [config, a] = agree_sized(*group, info, disp_unit, size, Flavor::Allocate);
   if (a.shared_memory) {
     // Page-aligned segments keep every element naturally aligned.
-    auto segment = SharedSegment::create(*group, size, true, control_bytes(group->size()));
+    auto segment = SharedSegment::create(*group, size, true, control_bytes(group->size(), config.notifications));
     void* base = segment->base(group->rank());
     return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
         config, std::move(group), Flavor::Allocate, base, size, disp_unit, nullptr, std::move(segment), true, true)));
@@ -316,7 +333,8 @@ std::unique_ptr<Window> Window::allocate_shared(std::size_t size, int disp_unit,
                                                 std::shared_ptr<Bootstrap> group) {
   check_group(group);
   const auto [config, a] = agree_sized(*group, info, disp_unit, size, Flavor::Shared);
-  auto segment = SharedSegment::create(*group, size, config.alloc_shared_noncontig, control_bytes(group->size()));
+  auto segment = SharedSegment::create(*group, size, config.alloc_shared_noncontig,
+                                       control_bytes(group->size(), config.notifications));
   void* base = segment->base(group->rank());
   return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
       config, std::move(group), Flavor::Shared, base, size, disp_unit, nullptr, std::move(segment), a.same_host,

@@ -47,6 +47,8 @@ Info Window::Impl::info() const {
       {"onesided_fast_path", s.shared_memory_path ? "on" : "off"},
       {"onesided_put_get", path->description()},
       {"onesided_locks", window_lock->where()},
+      {"onesided_notifications", std::to_string(notify_counters.size())},
+      {"onesided_notify", notify_counters.size() ? path->notification() : "none"},
   };
 }
 

@@ -7,6 +7,7 @@
 //   active.cpp      Fence, Post, Start, Complete, Wait, Test, Free
 //   target.cpp      messages arriving for this window, to the concern they are for
 //   describe.cpp    Get_info's report and the memory model
+//   notify.cpp      notified RMA: notify() and the counters' calls
 // Shared state is in `s` (window/state.hpp: written at creation only);
 // what changes later belongs to the object that changes it.
 #pragma once
@@ -23,6 +24,7 @@
 #include "window/addressing.hpp"
 #include "window/config.hpp"
 #include "window/epochs.hpp"
+#include "window/notify_counters.hpp"
 #include "window/state.hpp"
 
 namespace onesided {
@@ -81,6 +83,9 @@ class Window::Impl final : public detail::MessageSink {
   // target.cpp
   void on_message(const detail::Header& h, const std::byte* payload, std::size_t len) override;
 
+  // notify.cpp
+  void notify(int target, std::uint64_t index, const detail::RequestPtr& request);
+
   // describe.cpp
   Info info() const;
   Model model() const;
@@ -92,6 +97,7 @@ class Window::Impl final : public detail::MessageSink {
   std::unique_ptr<detail::DataPath> path;
   std::unique_ptr<detail::WindowLock> window_lock;
   detail::SoftwareAtomics* software = nullptr;  // the path's, if it has them (target side)
+  detail::NotifyCounters notify_counters;       // this rank's (window/notify_counters.hpp)
 
  private:
   // create.cpp

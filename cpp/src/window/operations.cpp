@@ -125,16 +125,21 @@ void Window::get_accumulate(const void* origin, void* result, std::size_t count,
   if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
 }
 
-void Window::fetch_and_op(const void* origin, void* result, Dtype dtype, int target, std::int64_t disp, Op op) {
+void Window::fetch_and_op(const void* origin, void* result, Dtype dtype, int target, std::int64_t disp, Op op,
+                          Request* request) {
   Impl::check_admits(Function::FetchAndOp, op);
-  impl_->atomic({Function::FetchAndOp, op, origin, nullptr, result, 1, dtype}, target, disp, nullptr);
+  auto state = request_state_for(request);
+  impl_->atomic({Function::FetchAndOp, op, origin, nullptr, result, 1, dtype}, target, disp, state);
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
 }
 
 void Window::compare_and_swap(const void* origin, const void* compare, void* result, Dtype dtype, int target,
-                              std::int64_t disp) {
+                              std::int64_t disp, Request* request) {
   // MPI's origin is the value swapped in and compare the comperand; the
   // generalised form takes (comperand, swaperand).
-  impl_->atomic({Function::CompareAndSwap, Op::CswapEq, compare, origin, result, 1, dtype}, target, disp, nullptr);
+  auto state = request_state_for(request);
+  impl_->atomic({Function::CompareAndSwap, Op::CswapEq, compare, origin, result, 1, dtype}, target, disp, state);
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
 }
 
 void Window::rmw(Op op, const void* origin, void* result, std::size_t count, Dtype dtype, int target,

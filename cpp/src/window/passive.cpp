@@ -104,4 +104,20 @@ void Window::flush_all() { impl_->flush_all(); }
 void Window::flush_local(int target) { impl_->flush(target); }
 void Window::flush_local_all() { impl_->flush_all(); }
 
+Request Window::flush_request(int target) {
+  impl_->s.check_live();
+  auto state = std::make_shared<RequestState>();
+  if (target == kProcNull) return Request(state, impl_->s.endpoint, target, 0);
+  impl_->s.check_rank(target);
+  impl_->path->complete_when_drained(target, state);
+  return Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+}
+
+Request Window::flush_all_request() {
+  impl_->s.check_live();
+  auto state = std::make_shared<RequestState>();
+  impl_->path->complete_when_drained(-1, state);
+  return Request(state, impl_->s.endpoint, -1, 0);
+}
+
 }  // namespace onesided

@@ -22,7 +22,7 @@ void Request::wait() {
   if (!state_) return;
   auto& s = *state_;
   if (s.release_held) s.release_held();
-  auto done = [&] { return s.pending.load(std::memory_order_acquire) == 0; };
+  auto done = [&] { return s.done(); };
   if (target_pid_ > 0)
     detail::wait_watching(endpoint_->progress(), done, [this] { check_target(); });
   else
@@ -36,8 +36,8 @@ void Request::wait() {
 bool Request::test() {
   if (!state_) return true;
   if (state_->release_held) state_->release_held();
-  if (state_->pending.load(std::memory_order_acquire) != 0) endpoint_->progress().poll();
-  if (state_->pending.load(std::memory_order_acquire) != 0) {
+  if (!state_->done()) endpoint_->progress().poll();
+  if (!state_->done()) {
     if (target_pid_ > 0) {
       const auto now = std::chrono::steady_clock::now();
       if (now >= next_check_) {
@@ -50,5 +50,15 @@ bool Request::test() {
   wait();  // raises if it failed
   return true;
 }
+
+bool Request::done() const { return !state_ || state_->done(); }
+
+bool Request::arm() {
+  if (!state_) return false;
+  if (state_->release_held) state_->release_held();
+  return state_->arm();
+}
+
+int Request::ready_fd() { return detail::ReadyFd::fd(); }
 
 }  // namespace onesided

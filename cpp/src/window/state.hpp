@@ -67,6 +67,11 @@ struct WindowState {
   OpSet declared = OpSet::all();
   Ordering ordering;
   std::uint64_t accumulate_granularity = 0;  // info mpi_accumulate_granularity (config.hpp)
+  // Notified RMA: counters per rank (info onesided_notifications). On the
+  // shared-memory path every rank's are in the shared mapping, rank r's at
+  // shared_notify + r * notifications; elsewhere each rank keeps its own.
+  std::size_t notifications = 0;
+  std::atomic<std::uint64_t>* shared_notify = nullptr;
   AtomicPlan plan;
   OrderRule rule;
 

@@ -1,6 +1,7 @@
 // Messages arriving for this window (from the endpoint's progress engine),
 // each handed to the concern it belongs to. Replies to this rank's own
 // requests arrive here too.
+#include "paths/in_flight_ops.hpp"
 #include "window/impl.hpp"
 
 namespace onesided {
@@ -33,6 +34,11 @@ void Window::Impl::on_message(const Header& h, const std::byte* payload, std::si
     case MsgKind::Regions:
     case MsgKind::RegionsReply:
       return addressing->on_message(h, payload, len);
+    case MsgKind::Notify:
+      notify_counters.add(h.count);
+      return s.send(origin, s.header(MsgKind::NotifyDone, origin, h.token));
+    case MsgKind::NotifyDone:
+      return InFlightOps::on_notify_done(h, origin);
   }
 }
 

@@ -19,6 +19,8 @@ On 2 ranks it prints, as markdown tables with the ratio onesided / MPI.Win:
 3b. column exchange (a halo's strided put of one column): onesided's
    strided put beside copy-to-contiguous + put and beside ``MPI.Win`` with
    a vector datatype;
+3c. notified put (``Put_notify`` + ``Wait_notify``) beside the put + flush
+   + flag protocol it replaces, on onesided and on ``MPI.Win``;
 4. (full mode only) onesided's atomics by path: native and software, on
    libfabric shm and tcp, shared memory off.
 
@@ -37,14 +39,26 @@ leaving the core to onesided's progress thread on the libfabric path (on a
 needs no target at all). Every figure is the median of several repetitions
 after a warm-up. ``--quick`` (``make demo``) shrinks the counts; ``--plot
 DIR`` writes latency.png and bandwidth.png (needs matplotlib). Progress goes
-to rank 0's stderr.
+to rank 0's stderr. Every table prints each figure's median with its min and
+max over the repetitions, ``median [min, max]``, and opens with a
+calibration line: a core-to-core ping-pong between ranks 0 and 1 measured
+just before it, no MPI involved (``_calibration.py``), so a noisy run shows.
+``--json FILE`` also writes the run's summary rows (peers.py: the table
+across peers, ``make bench-peers``).
 
 The peer is whatever MPI mpi4py is built against; the run names it. Under
 Open MPI 4.1 select its osc/sm component (``mpiexec --mca osc sm``, or
 OMPI_MCA_osc=sm): its default on one node, osc/rdma, crashes on
 compare-and-swap (open-mpi/ompi#7027), so without osc/sm the MPI.Win
 compare_and_swap figures are skipped. ``make bench-openmpi`` runs it so,
-with an mpi4py built against Debian's Open MPI.
+with an mpi4py built against Debian's Open MPI; ``make bench-peers`` runs
+it against MPICH 5 and Open MPI 5 from their PyPI wheels (osc/sm and
+osc/ucx) beside Debian's MPICH.
+
+An MPI wheel that carries its own libfabric.so.1 (Open MPI's, MPICH's) must
+be imported before onesided (issue 18): ``tools/bench_peer.py`` imports
+``mpi4py.MPI`` and then runs this module; the heading names the libfabric
+the process runs on.
 """
 
 from __future__ import annotations
@@ -53,26 +67,75 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import Progress, Settings
+from ._common import Figure, Progress, Settings, Spread
 
 __all__ = ["main"]
 
 CONTENDED_SIZES = (2, 4, 8)
 
 
+def figures() -> list[Figure]:
+    """The 2-rank figures, in the order printed: each measured, then printed
+    under its calibration line. A new figure is one entry here."""
+    from . import _figures as fig
+    from ._columns import column_exchange, column_exchange_text
+    from ._notify import notified_put, notified_put_text
+    from ._paths import paths, paths_text
+
+    return [
+        Figure("latency", fig.latency, fig.latency_text, fig.latency_summary),
+        Figure("epochs", fig.epoch_latency, fig.epoch_latency_text, fig.epoch_latency_summary),
+        Figure("bandwidth", fig.bandwidth, fig.bandwidth_text),
+        Figure("rate", fig.message_rate, fig.message_rate_text, fig.message_rate_summary),
+        Figure("columns", column_exchange, column_exchange_text),
+        Figure("notified", notified_put, notified_put_text),
+        Figure("paths", paths, paths_text, full_only=True),
+    ]
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m onesided.bench",
                                      description="onesided next to mpi4py's MPI.Win, in one run (see docs/performance.md)")
     parser.add_argument("--quick", action="store_true", help="fewer iterations and sizes (the demo, < 60 s)")
-    parser.add_argument("--iters", type=int, default=None, help="latency: ops per repetition (default 2000, quick 500)")
-    parser.add_argument("--reps", type=int, default=None, help="repetitions per figure (default 5, quick 3)")
+    parser.add_argument("--iters", type=int, default=None, help="latency: ops per repetition (default 2000, quick 300)")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions per figure (default 15, quick 5)")
     parser.add_argument("--contended", action="store_true",
                         help="only the contended-counter table, for this job's number of ranks")
     parser.add_argument("--all", action="store_true",
                         help="also the contended-counter table for 2 ranks (other sizes need their own jobs)")
     parser.add_argument("--plot", metavar="DIR", default=None,
                         help="write latency.png and bandwidth.png into DIR (needs matplotlib)")
+    parser.add_argument("--json", metavar="FILE", default=None,
+                        help="also write the run's summary rows as JSON (for python -m onesided.bench.peers)")
+    parser.add_argument("--label", default=None,
+                        help="the peer's name in the table across peers (default: the MPI library's version)")
     return parser
+
+
+class _Run:
+    """What rank 0 gathers for --json: the run's identity, each table's
+    calibration and summary rows."""
+
+    def __init__(self, header: dict[str, Any]) -> None:
+        self.header = header
+        self.figures: list[dict[str, Any]] = []
+
+    def add(self, title: str, calibration: Spread | None, rows: list[Any]) -> None:
+        def triple(v: Any) -> list[float] | None:
+            if v is None:
+                return None
+            return [float(v), v.lo, v.hi] if isinstance(v, Spread) else [float(v)] * 3
+
+        self.figures.append({"title": title, "calibration": triple(calibration),
+                             "rows": [{"row": name, "unit": unit, "onesided": triple(ours), "peer": triple(theirs),
+                                       "higher_is_better": higher} for name, unit, ours, theirs, higher in rows]})
+
+    def write(self, path: str) -> None:
+        import json
+
+        with open(path, "w") as f:
+            json.dump({**self.header, "figures": self.figures}, f, indent=1)
+            f.write("\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     import onesided
 
     from . import _figures as fig
-    from ._columns import column_exchange, column_exchange_text
+    from ._calibration import pingpong, with_calibration
+    from ._peer import libfabric_in_process
     from ._plot import have_matplotlib, write_charts
 
     comm = MPI.COMM_WORLD
@@ -102,16 +166,26 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     version, peer = fig.mpi_version(MPI), fig.mpi_peer(MPI)
     mode = "quick" if settings.quick else "full"
+    libfabric = libfabric_in_process()
     say(f"## onesided {onesided.__version__} benchmark ({mode}), {comm.size} ranks on one host; peer: "
         f"mpi4py {mpi4py.__version__} MPI.Win on {version}")
+    say(f"libfabric in this process: {libfabric}")
     note = fig.ompi_note(MPI)
     if note:
         say(note)
+    run = _Run({"label": args.label or peer, "peer": peer, "mpi": version, "mpi4py": mpi4py.__version__,
+                "onesided": onesided.__version__, "mode": mode, "ranks": comm.size, "reps": settings.reps,
+                "libfabric": libfabric})
+
+    def finish(status: int) -> int:
+        if args.json and rank0:
+            run.write(args.json)
+        return status
 
     if args.contended:
         if args.plot:
             say("(--plot is ignored with --contended: the charts come from the 2-rank run)")
-        return _contended(comm, MPI, onesided, settings, progress, say)
+        return finish(_contended(comm, MPI, onesided, settings, progress, say, run))
 
     if comm.size != 2:
         say("run on exactly 2 ranks: mpiexec -n 2 python -m onesided.bench "
@@ -119,47 +193,45 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     status = 0
-    lat = fig.latency(comm, MPI, onesided, settings, progress)
-    if rank0:
-        say(fig.latency_text(lat, settings, peer))
-    epochs = fig.epoch_latency(comm, MPI, onesided, settings, progress)
-    if rank0:
-        say(fig.epoch_latency_text(epochs, settings, peer))
-    bw = fig.bandwidth(comm, MPI, onesided, settings, progress)
-    if rank0:
-        say(fig.bandwidth_text(bw, settings))
-    rate = fig.message_rate(comm, MPI, onesided, settings, progress)
-    if rank0:
-        say(fig.message_rate_text(rate, settings))
-    columns = column_exchange(comm, MPI, onesided, settings, progress)
-    if rank0:
-        say(column_exchange_text(columns, settings))
-    if args.all:
-        status = _contended(comm, MPI, onesided, settings, progress, say)
-    if not settings.quick:
-        paths = fig.paths(comm, onesided, settings, progress)
+    results: dict[str, Any] = {}
+    for figure in figures():
+        if figure.full_only and settings.quick:
+            continue
+        calibration = pingpong(comm, MPI, settings)
+        res = figure.measure(comm, MPI, onesided, settings, progress)
         if rank0:
-            say(fig.paths_text(paths, settings))
+            results[figure.key] = res
+            text = figure.text(res, settings, peer)
+            say(with_calibration(text, calibration))
+            run.add(text.partition("\n")[0].removeprefix("### "), calibration,
+                    figure.summary(res) if figure.summary else [])
+    if args.all:
+        status = _contended(comm, MPI, onesided, settings, progress, say, run)
     flag = " --quick" if settings.quick else ""
     mca = " --mca osc sm" if fig.open_mpi_41(MPI) else ""
     say("Contended-counter throughput needs one job per rank count (the benchmark starts no ranks itself):\n\n"
         + "\n".join(f"    mpiexec{mca} -n {n} python -m onesided.bench --contended{flag}" for n in CONTENDED_SIZES))
     if args.plot and rank0:
         title = f"onesided vs mpi4py MPI.Win on {peer}"
-        for path in write_charts(args.plot, lat, bw, title):
+        for path in write_charts(args.plot, results.get("latency"), results.get("bandwidth"), title):
             say(f"chart: {path}")
     progress("done")
-    return status
+    return finish(status)
 
 
-def _contended(comm: Any, MPI: Any, onesided: Any, settings: Settings, progress: Progress, say: Any) -> int:
-    from . import _figures as fig
+def _contended(comm: Any, MPI: Any, onesided: Any, settings: Settings, progress: Progress, say: Any,
+               run: _Run) -> int:
+    from ._calibration import pingpong, with_calibration
+    from ._contended import contended, contended_ok, contended_text, contended_summary
 
-    res = fig.contended(comm, MPI, onesided, settings, progress)
+    calibration = pingpong(comm, MPI, settings)
+    res = contended(comm, MPI, onesided, settings, progress)
     ok = True
     if comm.rank == 0:
-        say(fig.contended_text(res, settings))
-        ok = fig.contended_ok(res)
+        text = contended_text(res, settings)
+        say(with_calibration(text, calibration))
+        run.add(text.partition("\n")[0].removeprefix("### "), calibration, contended_summary(res))
+        ok = contended_ok(res)
         if not ok:
             say("contended counter: MISMATCH, the final counter is not the number of ops issued")
     ok = comm.bcast(ok, root=0)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Progress, Settings, fmt_ratio, heading, latency_us, table
+from ._common import Progress, Settings, fmt_ratio, fmt_us, heading, latency_us, table
 from ._figures import FAST, SHM, _interleaved
 
 COLS = 64
@@ -83,15 +83,15 @@ def _check_column(comm: Any, ours: Any, theirs: Any, a: np.ndarray, rows: int) -
     comm.Barrier()
 
 
-def column_exchange_text(res: dict[str, Any], s: Settings) -> str:
+def column_exchange_text(res: dict[str, Any], s: Settings, peer: str = "") -> str:
     rows = []
     for (path, n), f in res["rows"].items():
-        rows.append([f"{path}, {n} x {COLS}", f"{f['strided']:.3g} us", f"{f['pack + put']:.3g} us",
-                     f"{f['MPI.Win vector']:.3g} us", fmt_ratio(f["strided"], f["pack + put"]),
+        rows.append([f"{path}, {n} x {COLS}", fmt_us(f["strided"]), fmt_us(f["pack + put"]),
+                     fmt_us(f["MPI.Win vector"]), fmt_ratio(f["strided"], f["pack + put"]),
                      fmt_ratio(f["strided"], f["MPI.Win vector"])])
     head = heading(
         "3b. Column exchange: one column of a rows x 64 float64 array into a neighbour's column, + Flush",
-        f"us per put + Flush: median of {s.reps} repetitions, the columns taking turns. strided: "
+        f"us per put + Flush: median [min, max] of {s.reps} repetitions, the columns taking turns. strided: "
         "`win.Put(a[:, 0], 1, (0, 1, onesided.Layout.of(...)))`; pack + put: np.copyto into a contiguous "
         "temporary, then a contiguous put (the unpack at the target that this workaround also needs is not "
         "counted); MPI.Win vector: mpi4py `MPI.Win.Allocate` with a `Create_vector(rows, 1, 64)` datatype at "

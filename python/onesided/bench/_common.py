@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ class Settings:
 
     quick: bool
     iters: int  # latency: ops (each with a flush) per repetition
-    reps: int  # repetitions; every figure is their median
+    reps: int  # repetitions; every figure is their median, printed with their min and max
     bw_budget: int  # bandwidth: bytes moved per repetition (at least one window)
     bw_max_loops: int  # bandwidth: cap on windows per repetition for small sizes
     window: int = 64  # bandwidth: ops per flush (OSU put_bw style)
@@ -38,6 +39,68 @@ class Settings:
             s = cls(False, iters or 2000, reps or 15, bw_budget=64 << 20, bw_max_loops=100, contended_seconds=0.3)
             s.sizes = [8 << k for k in range(20)]  # 8 B ... 4 MiB, powers of 2
         return s
+
+
+class Spread(float):
+    """A figure over repetitions: a float equal to the median (so arithmetic,
+    ratios and charts use the median) that also keeps the smallest and the
+    largest repetition as ``lo`` and ``hi``."""
+
+    lo: float
+    hi: float
+
+    def __new__(cls, mid: float, lo: float, hi: float) -> "Spread":
+        obj = super().__new__(cls, mid)
+        obj.lo, obj.hi = lo, hi
+        return obj
+
+    @classmethod
+    def of(cls, samples: Sequence[float]) -> "Spread":
+        """Median, min and max of ``samples`` (at least one)."""
+        return cls(statistics.median(samples), min(samples), max(samples))
+
+    def map(self, fn: Callable[[float], float]) -> "Spread":
+        """``fn`` of each of min, median and max (re-sorted: a decreasing
+        ``fn``, as seconds to rate, swaps min and max)."""
+        lo, mid, hi = sorted((fn(self.lo), fn(float(self)), fn(self.hi)))
+        return Spread(mid, lo, hi)
+
+
+def fmt_spread(v: float | None, fmt: Callable[[float], str], unit: str = "") -> str:
+    """``median unit [min, max]`` for a Spread, ``value unit`` for a plain
+    float, ``n/a`` for None; ``fmt`` formats each number."""
+    if v is None:
+        return "n/a"
+    text = fmt(float(v)) + (f" {unit}" if unit else "")
+    if isinstance(v, Spread):
+        text += f" [{fmt(v.lo)}, {fmt(v.hi)}]"
+    return text
+
+
+def fmt_us(v: float | None) -> str:
+    """Microseconds, three significant digits, with the spread if any."""
+    return fmt_spread(v, lambda x: f"{x:.3g}", "us")
+
+
+# One row of a run's summary, for the table across peers (peers.py):
+# (row name, unit, onesided's figure, the peer's figure, whether higher is better).
+SummaryRow = tuple[str, str, "float | None", "float | None", bool]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One 2-rank figure of the benchmark, as its list in ``onesided.bench``
+    registers it. ``measure(comm, MPI, onesided, settings, progress)`` is
+    collective and returns its result on rank 0 (None elsewhere);
+    ``text(result, settings, peer)`` is its markdown, opening with a
+    ``### N. title`` heading; ``summary(result)``, if any, gives the rows
+    that the table across peers repeats."""
+
+    key: str
+    measure: Callable[..., Any]
+    text: Callable[[Any, "Settings", str], str]
+    summary: Callable[[Any], list[SummaryRow]] | None = None
+    full_only: bool = False  # skipped with --quick
 
 
 class Progress:
@@ -102,12 +165,13 @@ def fmt_size(n: int) -> str:
 
 
 def fmt_num(x: float) -> str:
-    """Four significant digits, never rounded to zero."""
-    return f"{x:.4g}"
+    """Four significant digits, never rounded to zero; with the spread if ``x`` is a Spread."""
+    return fmt_spread(x, lambda v: f"{v:.4g}")
 
 
 def fmt_rate(ops_per_s: float) -> str:
-    return f"{ops_per_s / 1e6:.4g} Mops/s"
+    """Millions of ops per second, with the spread if ``ops_per_s`` is a Spread."""
+    return fmt_spread(ops_per_s, lambda x: f"{x / 1e6:.4g}", "Mops/s")
 
 
 def fmt_ratio(a: float | None, b: float | None) -> str:

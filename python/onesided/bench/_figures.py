@@ -1,4 +1,5 @@
-"""The figures: each measured for onesided and for mpi4py's MPI.Win in the same run.
+"""Figures 1 to 3 (latency, lock epochs, bandwidth, message rate): each measured
+for onesided and for mpi4py's MPI.Win in the same run.
 
 Every function is collective over ``comm``; results come back on rank 0
 (other ranks get None). On 2-rank figures rank 0 is the origin and rank 1
@@ -7,8 +8,6 @@ the passive target.
 
 from __future__ import annotations
 
-import os
-import statistics
 import time
 from typing import Any, Callable
 
@@ -18,79 +17,33 @@ from ._common import (
     Call,
     Progress,
     Settings,
+    Spread,
+    SummaryRow,
     batch_seconds,
     fmt_num,
     fmt_rate,
     fmt_ratio,
     fmt_size,
+    fmt_us,
     heading,
     idle_barrier,
     latency_us,
     table,
 )
+# The peer's detection lives in _peer.py; the figures and their callers use it from here.
+from ._peer import (  # noqa: F401
+    OMPI_ISSUE,
+    mpi_cas_ok,
+    mpi_peer,
+    mpi_version,
+    ompi_note,
+    ompi_osc,
+    open_mpi_41,
+    osc_sm_selected,
+)
 
 FAST = {"onesided_shared_memory": "on"}
 SHM = {"onesided_shared_memory": "off", "provider": "shm"}
-
-# Open MPI 4.1's osc/rdma, its default RMA component for MPI.Win.Allocate
-# between ranks of one node, crashes on compare-and-swap (open-mpi/ompi#7027);
-# its osc/sm component does not, and is its fastest path on one host.
-OMPI_ISSUE = "open-mpi/ompi#7027"
-
-
-def open_mpi_41(MPI: Any) -> bool:
-    return "Open MPI v4.1" in MPI.Get_library_version()
-
-
-def ompi_osc() -> str | None:
-    """The osc components Open MPI may select, as OMPI_MCA_osc names them
-    (``mpiexec --mca osc sm`` sets OMPI_MCA_osc=sm in every rank); None when
-    unset."""
-    value = os.environ.get("OMPI_MCA_osc")
-    return value.strip() if value is not None else None
-
-
-def osc_sm_selected() -> bool:
-    """Whether OMPI_MCA_osc leaves Open MPI no RMA component but osc/sm."""
-    return {c.strip() for c in (ompi_osc() or "").split(",")} == {"sm"}
-
-
-def mpi_cas_ok(MPI: Any) -> bool:
-    return not open_mpi_41(MPI) or osc_sm_selected()
-
-
-def ompi_note(MPI: Any) -> str | None:
-    """What the run says about Open MPI 4.1's RMA component (None for any
-    other MPI): which osc it runs on, or that compare_and_swap is skipped."""
-    if not open_mpi_41(MPI):
-        return None
-    if osc_sm_selected():
-        return ("note: this is Open MPI 4.1. OMPI_MCA_osc=sm (as `mpiexec --mca osc sm` sets it) selects its "
-                "osc/sm component for MPI.Win, its shared-memory RMA path between ranks of one host, instead of "
-                f"its default osc/rdma, which crashes on MPI_Compare_and_swap between ranks of one node ({OMPI_ISSUE}). "
-                "Every MPI.Win figure below is osc/sm.")
-    osc = "unset" if ompi_osc() is None else f"`{ompi_osc()}`"
-    return ("note: this is Open MPI 4.1, and OMPI_MCA_osc is " + osc + ", which does not select osc/sm alone: "
-            "MPI.Win may run on osc/rdma, which crashes on MPI_Compare_and_swap between ranks of one node "
-            f"({OMPI_ISSUE}), so the MPI.Win compare_and_swap figures are skipped. Run with "
-            "`mpiexec --mca osc sm ...` (or OMPI_MCA_osc=sm) to measure every figure on osc/sm.")
-
-
-def mpi_version(MPI: Any) -> str:
-    """The first line of MPI_Get_library_version (Open MPI counts the
-    string's terminating NUL in it)."""
-    return " ".join(MPI.Get_library_version().replace("\0", "").splitlines()[0].split())
-
-
-def mpi_peer(MPI: Any) -> str:
-    """The peer in a few words, for table notes and chart titles: the
-    library version and, for Open MPI, the osc component OMPI_MCA_osc names."""
-    version = mpi_version(MPI)
-    if not version.startswith("Open MPI"):
-        return version
-    osc = ompi_osc()
-    return f"{version.split(',')[0]} osc/{osc}" if osc else f"{version.split(',')[0]} (OMPI_MCA_osc unset)"
-
 
 def _on_origin(comm: Any, mpi: bool, fn: Callable[[], Any]) -> Any:
     """Run ``fn`` on rank 0 while rank 1 is the passive target: for MPI.Win
@@ -106,8 +59,8 @@ def _on_origin(comm: Any, mpi: bool, fn: Callable[[], Any]) -> Any:
 
 
 def _interleaved(comm: Any, entries: list[tuple[str, Any, bool, Call]], reps: int,
-                 measure: Callable[[Call, Any], float]) -> dict[str, float]:
-    """Median over ``reps`` of ``measure(call, win)`` for each entry
+                 measure: Callable[[Call, Any], float]) -> dict[str, Spread]:
+    """Median, min and max (a Spread) over ``reps`` of ``measure(call, win)`` for each entry
     (key, window, is MPI.Win, call), the entries taking turns within each
     repetition so that a slow spell of the machine hits them alike. Each
     measurement runs inside Lock_all at rank 0; medians come back on rank 0."""
@@ -125,7 +78,7 @@ def _interleaved(comm: Any, entries: list[tuple[str, Any, bool, Call]], reps: in
             value = _on_origin(comm, mpi, run)
             if comm.rank == 0:
                 samples[key].append(value)
-    return {key: statistics.median(v) for key, v in samples.items()} if comm.rank == 0 else {}
+    return {key: Spread.of(v) for key, v in samples.items()} if comm.rank == 0 else {}
 
 
 def _buffers() -> dict[str, np.ndarray]:
@@ -200,14 +153,12 @@ def latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress)
 
 
 def latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
-    def us(v: float | None) -> str:
-        return "n/a" if v is None else f"{v:.3g} us"
-
+    us = fmt_us
     rows = [[name, us(f["shared"]), us(f["shm"]), us(f["mpi"]), fmt_ratio(f["shared"], f["mpi"])]
             for name, f in res["rows"].items()]
     head = heading(
         "1. Latency: 8 B op + Flush, 2 ranks on one host",
-        f"us per op + Flush: median of {s.reps} repetitions of {s.iters}, each after a warm-up, the three "
+        f"us per op + Flush: median [min, max] of {s.reps} repetitions of {s.iters}, each after a warm-up, the three "
         "columns taking turns. onesided shared-memory path: "
         f"`onesided_path={res['path_name']}`; libfabric: `onesided_shared_memory=off`, provider "
         f"`{res['shm_provider']}`. Peer: mpi4py `MPI.Win.Allocate` on {peer}. ratio = shared-memory path / MPI.Win "
@@ -290,13 +241,12 @@ def epoch_latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Pro
         win.Free()
     if comm.rank != 0:
         return None
-    rows = {name: {k: statistics.median(v) if v else None for k, v in cols.items()} for name, cols in samples.items()}
+    rows = {name: {k: Spread.of(v) if v else None for k, v in cols.items()} for name, cols in samples.items()}
     return {"rows": rows, "how": how, "iters": iters}
 
 
 def epoch_latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
-    def us(v: float | None) -> str:
-        return "n/a" if v is None else f"{v:.3g} us"
+    us = fmt_us
 
     rows = [[name, us(f["alloc"]), us(f["mpi_alloc"]), fmt_ratio(f["alloc"], f["mpi_alloc"]),
              us(f["create"]), us(f["mpi_create"]), fmt_ratio(f["create"], f["mpi_create"])]
@@ -304,7 +254,7 @@ def epoch_latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
     how = res["how"]
     head = heading(
         "1b. Lock epochs: Lock + 8 B op + Unlock, 2 ranks on one host",
-        f"us per epoch: median of {s.reps} repetitions of {res['iters']}, the four columns taking turns. "
+        f"us per epoch: median [min, max] of {s.reps} repetitions of {res['iters']}, the four columns taking turns. "
         f"onesided with default settings: Allocate windows take the shared-memory path (locks: {how['alloc']}); "
         f"Create windows over user memory use provider `{how['provider']}` (puts and gets: {how['create_put']}; "
         f"locks: {how['create']}). Peer: mpi4py MPI.Win.Allocate / MPI.Win.Create on {peer}."
@@ -339,9 +289,9 @@ def bandwidth(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progres
         got = _interleaved(comm, entries, s.reps,
                            lambda call, win: batch_seconds(call, win.Flush, 1, s.window, loops))
         if comm.rank == 0:
-            row = {key: size * s.window / sec / 1e9 for key, sec in got.items()}
+            row = {key: sec.map(lambda x: size * s.window / x / 1e9) for key, sec in got.items()}
             memcpy = [batch_seconds((np.copyto, (d, o)), None, 0, s.window, loops) for _ in range(s.reps)]
-            row["memcpy"] = size * s.window / statistics.median(memcpy) / 1e9
+            row["memcpy"] = Spread.of(memcpy).map(lambda x: size * s.window / x / 1e9)
             out[size] = row
     ours.Free()
     theirs.Free()
@@ -350,7 +300,7 @@ def bandwidth(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progres
     return {"rows": out}
 
 
-def bandwidth_text(res: dict[str, Any], s: Settings) -> str:
+def bandwidth_text(res: dict[str, Any], s: Settings, peer: str = "") -> str:
     rows = []
     for size, f in res["rows"].items():
         rows.append([fmt_size(size),
@@ -360,7 +310,7 @@ def bandwidth_text(res: dict[str, Any], s: Settings) -> str:
     head = heading(
         "2. Bandwidth: put and get, GB/s (1e9 B/s)",
         f"{s.window} ops of one size to the same target offset, then one Flush (OSU put_bw style), "
-        f"repeated up to {s.bw_max_loops} times (at least once, about {s.bw_budget >> 20} MiB in all); median "
+        f"repeated up to {s.bw_max_loops} times (at least once, about {s.bw_budget >> 20} MiB in all); median [min, max] "
         f"of {s.reps} repetitions, the columns taking turns. onesided on the shared-memory path, peer "
         "MPI.Win.Allocate. ratio = onesided / MPI.Win (above 1: onesided faster).",
         "memcpy: np.copyto of the same size within one process, as a reference. A put on the shared-memory path is "
@@ -394,7 +344,7 @@ def message_rate(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Prog
             entries.append((column, win, mpi, call))
         got = _interleaved(comm, entries, s.reps,
                            lambda call, win: batch_seconds(call, win.Flush, 1, s.rate_batch, s.rate_batches))
-        row = {key: s.rate_batch / sec for key, sec in got.items()}
+        row = {key: sec.map(lambda x: s.rate_batch / x) for key, sec in got.items()}
         if comm.rank == 0:
             out[name] = row
     ours.Free()
@@ -402,12 +352,12 @@ def message_rate(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Prog
     return {"rows": out} if comm.rank == 0 else None
 
 
-def message_rate_text(res: dict[str, Any], s: Settings) -> str:
+def message_rate_text(res: dict[str, Any], s: Settings, peer: str = "") -> str:
     rows = [[name, fmt_rate(f["onesided"]), fmt_rate(f["mpi"]), fmt_ratio(f["onesided"], f["mpi"])]
             for name, f in res["rows"].items()]
     head = heading(
         f"3. Message rate: 8 B ops, {s.rate_batch} per Flush",
-        f"Millions of ops per second at the origin: median of {s.reps} repetitions of {s.rate_batches} "
+        f"Millions of ops per second at the origin: median [min, max] of {s.reps} repetitions of {s.rate_batches} "
         "flushes, the columns taking turns. onesided "
         "on the shared-memory path, peer MPI.Win.Allocate. ratio = onesided / MPI.Win (above 1: onesided faster).",
     )
@@ -415,160 +365,21 @@ def message_rate_text(res: dict[str, Any], s: Settings) -> str:
                                rows)
 
 
-# -- 4. contended counter -----------------------------------------------------
+# -- rows the table across peers repeats (peers.py) ---------------------------
 
-def _contended_rep(comm: Any, win: Any, call: Call, mpi: bool, seconds: float, warm: float) -> tuple[int, float, int]:
-    """Every rank: fetch_and_op SUM 1 on rank 0's counter, Flush(0) after
-    each, for ``seconds`` from a common start (after ``warm`` seconds of
-    warm-up). Returns (ops timed, seconds, ops issued in all)."""
-    barrier: Callable[[], None] = comm.Barrier if mpi else (lambda: idle_barrier(comm))
-    fn, args = call
-    flush = win.Flush
-    clock = time.perf_counter
-    win.Lock_all()
-    warm_ops = 0
-    end = clock() + warm
-    while warm > 0:
-        fn(*args)
-        flush(0)
-        warm_ops += 1
-        if clock() >= end:
-            break
-    barrier()
-    n = 0
-    t0 = clock()
-    end = t0 + seconds
-    while True:
-        fn(*args)
-        flush(0)
-        n += 1
-        if clock() >= end:
-            break
-    elapsed = clock() - t0
-    win.Unlock_all()
-    barrier()  # rank 0, the target, waits here (for MPI.Win: progressing) until every rank is done
-    return n, elapsed, n + warm_ops
+def latency_summary(res: dict[str, Any]) -> list[SummaryRow]:
+    return [(name, "us", f["shared"], f["mpi"], False) for name, f in res["rows"].items() if f["mpi"] is not None]
 
 
-def _read_counter(comm: Any, win: Any, lib: Any) -> int | None:
-    value = np.zeros(1, dtype=np.int64)
-    if comm.rank == 0:
-        win.Lock(0, lib.LOCK_SHARED)
-        win.Get(value, 0)
-        win.Unlock(0)
-    return int(value[0]) if comm.rank == 0 else None
+def epoch_latency_summary(res: dict[str, Any]) -> list[SummaryRow]:
+    rows: list[SummaryRow] = []
+    for kind, ours, theirs in (("Allocate", "alloc", "mpi_alloc"), ("Create", "create", "mpi_create")):
+        rows += [(f"{name}, {kind}", "us", f[ours], f[theirs], False) for name, f in res["rows"].items()]
+    return rows
 
 
-def contended(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
-    """Counter throughput with every rank of ``comm`` hammering rank 0; the
-    libraries take turns within each repetition."""
-    o, r = np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
-    wins = {
-        "onesided": (onesided.Window.Allocate(8, disp_unit=8, info=FAST, comm=comm), onesided, False),
-        "mpi": (MPI.Win.Allocate(8, disp_unit=8, comm=comm), MPI, True),
-    }
-    samples: dict[str, list[tuple[int, float]]] = {key: [] for key in wins}
-    issued = {key: 0 for key in wins}
-    for rep in range(s.reps):
-        progress(f"contended counter on {comm.size} ranks: repetition {rep + 1} of {s.reps}")
-        for key, (win, lib, mpi) in wins.items():
-            call = (win.Fetch_and_op, (o, r, 0, 0, lib.SUM))
-            n, elapsed, all_ops = _contended_rep(comm, win, call, mpi, s.contended_seconds, s.contended_seconds / 10)
-            samples[key].append((n, elapsed))
-            issued[key] += all_ops
-    out: dict[str, dict[str, Any]] = {}
-    for key, (win, lib, mpi) in wins.items():
-        counter = _read_counter(comm, win, lib)
-        every = comm.gather((samples[key], issued[key]), root=0)
-        if comm.rank == 0:
-            total = [sum(smp[k][0] for smp, _ in every) / max(smp[k][1] for smp, _ in every) for k in range(s.reps)]
-            per_rank = [smp[k][0] / smp[k][1] for smp, _ in every for k in range(s.reps)]
-            slowest = [min(smp[k][0] / smp[k][1] for smp, _ in every) for k in range(s.reps)]
-            out[key] = {
-                "total": statistics.median(total),
-                "per_rank": statistics.median(per_rank),
-                "slowest": statistics.median(slowest),
-                "counter": counter,
-                "expected": sum(n for _, n in every),
-            }
-        comm.Barrier()
-        win.Free()
-    if comm.rank != 0:
-        return None
-    return {"rows": out, "ranks": comm.size}
+def message_rate_summary(res: dict[str, Any]) -> list[SummaryRow]:
+    def mops(v: Spread) -> Spread:
+        return v.map(lambda x: x / 1e6)
 
-
-def contended_ok(res: dict[str, Any]) -> bool:
-    return all(f["counter"] == f["expected"] for f in res["rows"].values())
-
-
-def contended_text(res: dict[str, Any], s: Settings) -> str:
-    f1, f2 = res["rows"]["onesided"], res["rows"]["mpi"]
-
-    def check(f: dict[str, Any]) -> str:
-        verdict = "ok" if f["counter"] == f["expected"] else "MISMATCH"
-        return f"{verdict} ({f['counter']} of {f['expected']})"
-
-    rows = [
-        ["ops/s total", fmt_rate(f1["total"]), fmt_rate(f2["total"]), fmt_ratio(f1["total"], f2["total"])],
-        ["ops/s per rank (median)", fmt_rate(f1["per_rank"]), fmt_rate(f2["per_rank"]),
-         fmt_ratio(f1["per_rank"], f2["per_rank"])],
-        ["ops/s per rank (slowest)", fmt_rate(f1["slowest"]), fmt_rate(f2["slowest"]),
-         fmt_ratio(f1["slowest"], f2["slowest"])],
-        ["final counter", check(f1), check(f2), ""],
-    ]
-    n = res["ranks"]
-    head = heading(
-        f"4. Contended counter: {n} ranks, fetch_and_op SUM on rank 0's counter",
-        f"Every rank issues fetch_and_op SUM int64 on rank 0's counter, each followed by Flush(0), for "
-        f"{s.contended_seconds:g} s from a common start; median of {s.reps} repetitions, the libraries taking "
-        "turns. Total: every rank's ops over the longest rank's time; per rank: each rank's own rate, the "
-        "median rank and the slowest. onesided on the shared-memory path, peer "
-        "MPI.Win.Allocate. ratio = onesided / MPI.Win (above 1: onesided faster). The final counter must "
-        "equal every op issued, warm-up included.",
-    )
-    return head + "\n" + table([f"figure ({n} ranks)", "onesided shared-memory path", "MPI.Win", "ratio"], rows)
-
-
-# -- atomics by path (libfabric) ----------------------------------------------
-
-NATIVE_INFO = {
-    "accumulate_ops": "fetch_and_op:sum,compare_and_swap,accumulate:sum,rmw:inc,rmw2:comp_swap_lt",
-    # tcp;ofi_rxm does not keep atomic write-after-read order
-    "accumulate_ordering": "rar,raw,waw",
-}
-PATH_ROWS = ["fetch_and_op SUM int64", "compare_and_swap int64", "accumulate SUM int64", "rmw INC int64",
-             "rmw2 COMP_SWAP_LT int64"]
-
-
-def paths(comm: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
-    """onesided's native against software atomics on libfabric shm and tcp
-    (shared-memory path off on every window)."""
-    b = _buffers()
-    iters = max(10, s.iters // 2)
-    columns: list[tuple[str, dict[str, float]]] = []
-    for provider in ("shm", "tcp;ofi_rxm"):
-        for path, extra in (("native", NATIVE_INFO), ("software", {"onesided_atomics": "software"})):
-            progress(f"atomics by path: {provider} {path}")
-            info = {"provider": provider, "onesided_shared_memory": "off", **extra}
-            win = onesided.Window.Allocate(64, disp_unit=8, info=info, comm=comm)
-            actual = "native" if win.atomics["sum", "int64"].native else "software"
-            calls = latency_calls(win, onesided, b, True)
-            entries = [(name, win, False, calls[name]) for name in PATH_ROWS]
-            figures = _interleaved(comm, entries, s.reps,  # type: ignore[arg-type]
-                                   lambda call, win: latency_us(call, win.Flush, 1, iters))
-            columns.append((f"{provider.split(';')[0]} {actual}", figures))
-            win.Free()
-    return {"columns": columns, "iters": iters} if comm.rank == 0 else None
-
-
-def paths_text(res: dict[str, Any], s: Settings) -> str:
-    columns = res["columns"]
-    rows = [[name, *(f"{f[name]:.3g}" for _, f in columns)] for name in PATH_ROWS]
-    head = heading(
-        "5. onesided atomics by path (libfabric, shared memory off)",
-        f"us per op + Flush: median of {s.reps} repetitions of {res['iters']}; every window has "
-        "`onesided_shared_memory=off`. "
-        "native: the provider's atomics; software: a message to the target, applied there.",
-    )
-    return head + "\n" + table(["operation", *(c for c, _ in columns)], rows)
+    return [(name, "Mops/s", mops(f["onesided"]), mops(f["mpi"]), True) for name, f in res["rows"].items()]

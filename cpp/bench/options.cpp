@@ -1,0 +1,50 @@
+#include "options.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace onesided_bench {
+namespace {
+
+[[noreturn]] void usage(const char* argv0) {
+  std::fprintf(stderr, "usage: %s [--iters N] [--reps R] [--quick] [--no-tcp] [--netns ORIGIN,TARGET]\n", argv0);
+  std::exit(2);
+}
+
+}  // namespace
+
+Options parse(int argc, char** argv) {
+  Options o;
+  long iters = -1, reps = -1;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> long {
+      if (i + 1 >= argc) usage(argv[0]);
+      char* end = nullptr;
+      const long v = std::strtol(argv[++i], &end, 10);
+      if (!end || *end || v <= 0) usage(argv[0]);
+      return v;
+    };
+    if (a == "--iters") iters = value();
+    else if (a == "--reps") reps = value();
+    else if (a == "--quick") quick = true;
+    else if (a == "--no-tcp") o.tcp = false;
+    else if (a == "--netns" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      const auto comma = v.find(',');
+      if (comma == std::string::npos || comma == 0 || comma + 1 == v.size()) usage(argv[0]);
+      o.netns = {v.substr(0, comma), v.substr(comma + 1)};
+    } else usage(argv[0]);
+  }
+  if (quick) {
+    o.iters = 1000;
+    o.reps = 3;
+  }
+  if (iters > 0) o.iters = iters;
+  if (reps > 0) o.reps = static_cast<int>(reps);
+  for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(i ? argv[i] : "onesided_bench");
+  return o;
+}
+
+}  // namespace onesided_bench

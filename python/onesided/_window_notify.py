@@ -1,0 +1,150 @@
+"""Notified RMA: operations that tell the target when their data is there,
+an extension beyond MPI (MPI Forum issue #59; OpenSHMEM's ``put_signal``).
+
+A window made with ``info={"onesided_notifications": N}`` has N counters
+per rank. ``Put_notify``, ``Get_notify`` and ``Accumulate_notify`` (and
+their request-based forms) are the operation followed by :meth:`Notify`:
+once the operation, and every other operation this process issued to the
+same target before it, is complete at the target (a put's data visible, a
+get's data read so the target may reuse the memory, an accumulate
+applied), the target's counter ``notification_idx`` grows by one. At the
+target, :meth:`Wait_notify` and :meth:`Test_notify` wait for or look at a
+count, :meth:`Get_notify_value` and :meth:`Set_notify_value` read and reset
+it.
+
+Guarantees (docs/semantics.md, "Notified RMA"):
+
+* A notification is never seen before the data it stands for: a rank that
+  saw the count reach ``k`` (through any of the calls above) reads the data
+  of the first ``k`` notified operations in its window.
+* Notifications from one origin to one target take effect in call order
+  (seed 003's non-overtaking between one pair). Nothing is promised between
+  different origins, nor between threads of one origin except as their
+  calls are ordered.
+* The notification needs no further call at the origin: it completes
+  through onesided's progress, and at the latest at the origin's next
+  flush, unlock or fence covering the target. Counts are exact: each call
+  adds exactly one.
+
+:class:`WindowNotify` is a mixin of :class:`onesided.Window`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import _operations as operations
+from ._request import Request
+from ._types import OPS
+from ._window_constants import PROC_NULL, _proc_null
+
+if TYPE_CHECKING:
+    from ._window import Window
+
+    _Base = Window
+else:
+    _Base = object
+
+SUM = OPS["sum"]
+
+
+class WindowNotify(_Base):
+    """Put_notify, Get_notify, Accumulate_notify, their R forms, Notify and
+    the target's counter calls."""
+
+    @property
+    def notifications(self) -> int:
+        """The number of notification counters per rank (info ``onesided_notifications``)."""
+        return int(self._notifications)
+
+    @property
+    def notify_mechanism(self) -> str:
+        """How notifications reach their target on this window: a release
+        increment in shared memory (shared-memory path), or a message sent
+        once the operations it follows are complete (provider paths)."""
+        return str(self._notification_mechanism)
+
+    def _notification(self, notification_idx: Any) -> Any:
+        # The core's check of the index (a onesided error naming the rule),
+        # before the operation it follows is issued.
+        self._notify_value(notification_idx)
+        return notification_idx
+
+    def _notified(self, full: Any, target_rank: int, notification_idx: Any, *args: Any) -> None:
+        index = self._notification(notification_idx)
+        if _proc_null(target_rank) == PROC_NULL:
+            return
+        self._issue(full, target_rank, *args)
+        self._notify(target_rank, index, False)
+
+    def _notified_request(self, full: Any, target_rank: int, notification_idx: Any, *args: Any) -> Request:
+        index = self._notification(notification_idx)
+        if _proc_null(target_rank) == PROC_NULL:
+            self._check_live("a request-based operation")
+            return Request()
+        issued = full(self, target_rank, *args, request=True)
+        # The notification follows the operation, so its request completes
+        # only after the operation's: it stands for both.
+        return Request(self._notify(target_rank, index, True), issued.buffers)
+
+    def Notify(self, target_rank: int, notification_idx: int = 0) -> None:
+        """Add one to ``target_rank``'s counter ``notification_idx`` once every
+        operation this process issued to that rank before this call is
+        complete there. Needs an access epoch to the target; returns at once."""
+        index = self._notification(notification_idx)
+        if _proc_null(target_rank) != PROC_NULL:
+            self._notify(target_rank, index, False)
+
+    def Put_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> None:
+        """Put, then notify ``target_rank``'s counter ``notification_idx`` once
+        the data is visible in its window (see the module's guarantees)."""
+        self._notified(operations.put, target_rank, notification_idx, origin, target)
+
+    def Get_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> None:
+        """Get, then notify the target once its memory has been read (it may
+        reuse it). ``origin`` holds the data once the operation completes."""
+        self._notified(operations.get, target_rank, notification_idx, origin, target)
+
+    def Accumulate_notify(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM,
+                          notification_idx: int = 0) -> None:
+        """Accumulate (atomic per element, ordered as Accumulate), then notify
+        the target once it has been applied."""
+        self._notified(operations.accumulate, target_rank, notification_idx, origin, target, op)
+
+    def Rput_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> Request:
+        """Put_notify returning a Request that completes once the data is at
+        the target and the notification has been counted there."""
+        return self._notified_request(operations.put, target_rank, notification_idx, origin, target)
+
+    def Rget_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> Request:
+        """Get_notify returning a Request; ``origin`` is valid once it completes."""
+        return self._notified_request(operations.get, target_rank, notification_idx, origin, target)
+
+    def Raccumulate_notify(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM,
+                           notification_idx: int = 0) -> Request:
+        """Accumulate_notify returning a Request."""
+        return self._notified_request(operations.accumulate, target_rank, notification_idx, origin, target, op)
+
+    # -- at the target -----------------------------------------------------------
+
+    def Get_notify_value(self, notification_idx: int = 0) -> int:
+        """This rank's count at ``notification_idx``; the data of the
+        operations it counts is visible once this returns."""
+        return int(self._notify_value(notification_idx))
+
+    def Set_notify_value(self, notification_idx: int = 0, value: int = 0) -> int:
+        """Set this rank's counter (atomically: no increment arriving
+        meanwhile is lost) and return its previous value."""
+        return int(self._set_notify_value(notification_idx, value))
+
+    def Test_notify(self, notification_idx: int, value: int) -> bool:
+        """Whether this rank's counter ``notification_idx`` has reached
+        ``value``, after one round of progress. True means the data of the
+        operations counted is visible."""
+        return bool(self._test_notify(notification_idx, value))
+
+    def Wait_notify(self, notification_idx: int, value: int) -> None:
+        """Block (without the GIL; progress continues) until this rank's
+        counter ``notification_idx`` has reached ``value``. Raises if a rank
+        on this host dies meanwhile."""
+        self._wait_notify(notification_idx, value)
