@@ -70,11 +70,14 @@ class WindowNotify(_Base):
         self._notify_value(notification_idx)
         return notification_idx
 
-    def _notified(self, full: Any, target_rank: int, notification_idx: Any, *args: Any) -> None:
+    def _notified(self, shortcut: Any, full: Any, target_rank: int, notification_idx: Any, *args: Any) -> None:
+        # As the plain operations: the binding's shortcut form when the
+        # arguments are plain arrays and ints, else the full parse; then
+        # the notification, which follows it.
         index = self._notification(notification_idx)
         if _proc_null(target_rank) == PROC_NULL:
             return
-        self._issue(full, target_rank, *args)
+        shortcut() or self._issue(full, target_rank, *args)
         self._notify(target_rank, index, False)
 
     def _notified_request(self, full: Any, target_rank: int, notification_idx: Any, *args: Any) -> Request:
@@ -98,18 +101,22 @@ class WindowNotify(_Base):
     def Put_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> None:
         """Put, then notify ``target_rank``'s counter ``notification_idx`` once
         the data is visible in its window (see the module's guarantees)."""
-        self._notified(operations.put, target_rank, notification_idx, origin, target)
+        self._notified(lambda: self._put_shortcut(self, origin, target_rank, 0 if target is None else target),
+                       operations.put, target_rank, notification_idx, origin, target)
 
     def Get_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> None:
         """Get, then notify the target once its memory has been read (it may
         reuse it). ``origin`` holds the data once the operation completes."""
-        self._notified(operations.get, target_rank, notification_idx, origin, target)
+        self._notified(lambda: self._get_shortcut(self, origin, target_rank, 0 if target is None else target),
+                       operations.get, target_rank, notification_idx, origin, target)
 
     def Accumulate_notify(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM,
                           notification_idx: int = 0) -> None:
         """Accumulate (atomic per element, ordered as Accumulate), then notify
         the target once it has been applied."""
-        self._notified(operations.accumulate, target_rank, notification_idx, origin, target, op)
+        self._notified(
+            lambda: self._accumulate_shortcut(self, origin, target_rank, 0 if target is None else target, op),
+            operations.accumulate, target_rank, notification_idx, origin, target, op)
 
     def Rput_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> Request:
         """Put_notify returning a Request that completes once the data is at

@@ -35,7 +35,11 @@ struct RequestState {
   // exists only then), since the count may touch 0 while posting.
   bool arm() {
     ReadyFd::fd();  // exists before any completion can ring it
-    return (pending.fetch_or(kAwaited, std::memory_order_acq_rel) & ~kAwaited) != 0;
+    ReadyFd::awaited(1);  // progress stays hot until the last completion takes it back
+    const int before = pending.fetch_or(kAwaited, std::memory_order_acq_rel);
+    const bool waiting = (before & ~kAwaited) != 0;
+    if (!waiting || (before & kAwaited)) ReadyFd::awaited(-1);  // done, or armed already
+    return waiting;
   }
 
   void complete(const char* err) {
@@ -44,7 +48,10 @@ struct RequestState {
       if (error.empty()) error = err;
       failed = true;
     }
-    if (pending.fetch_sub(1, std::memory_order_acq_rel) == (kAwaited | 1)) ReadyFd::ring();
+    if (pending.fetch_sub(1, std::memory_order_acq_rel) == (kAwaited | 1)) {
+      ReadyFd::awaited(-1);
+      ReadyFd::ring();
+    }
   }
 };
 

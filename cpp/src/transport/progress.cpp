@@ -1,4 +1,5 @@
 #include "transport/progress.hpp"
+#include "transport/ready_fd.hpp"
 
 #include <sys/prctl.h>
 
@@ -117,16 +118,18 @@ void ProgressEngine::run() {
       nap = kShortNap;
       continue;
     }
-    // Three regimes. Right after an event, or while a remote origin holds a
+    // Three regimes. Right after an event, while a remote origin holds a
     // lock here (RMA may arrive at any moment, and shm needs this process to
-    // poll even for puts), spin, yielding: traffic is answered in
+    // poll even for puts), or while an event loop awaits a request (it does
+    // not poll: this thread completes the request), spin, yielding: traffic is answered in
     // microseconds. But a yielding thread sharing a core with a CPU-bound
     // one (the application computing) waits out the other's time slice,
     // milliseconds; a yield that took that long marks the core contended for
     // a while, and then, as when traffic is merely recent, we take short
     // sleeps: a thread waking from sleep is scheduled ahead of a CPU-bound
     // one. When idle, nap with growing pauses to leave the cores alone.
-    const bool expected = expected_.load(std::memory_order_relaxed) > 0 || watched_busy();
+    const bool expected =
+        expected_.load(std::memory_order_relaxed) > 0 || watched_busy() || ReadyFd::any_awaited();
     if (contended && now - contended_at > kReprobe) contended = false;  // the application may be done
     if ((expected || now - last_event < spin_) && !contended) {
       std::this_thread::yield();

@@ -43,6 +43,26 @@ class ProgressEngine {
     check_failure();
   }
 
+  // Polls until done() holds, for a condition some other thread or
+  // process sets in memory (a notification counter) rather than one this
+  // thread's polling completes: done() is read every round, progress
+  // polled every 16th (a Notify message may need it when the background
+  // thread naps) and the core yielded every 256th (ranks may outnumber
+  // cores), where wait() polls every round and yields after 64 idle ones,
+  // which costs a waiter on the shared-memory path its reaction time.
+  // `check` runs every 1024th round (it raises when a peer died).
+  template <class Pred, class Check>
+  void spin(Pred&& done, Check&& check) {
+    for (unsigned n = 1; !done(); ++n) {
+      if (n % 16 == 0) poll();
+      if (n % 256 == 0) std::this_thread::yield();
+      if (n % 1024 == 0) {
+        check_failure();
+        check();
+      }
+    }
+  }
+
   // One round of progress from the calling thread.
   std::size_t poll();
 

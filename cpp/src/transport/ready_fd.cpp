@@ -19,6 +19,7 @@ namespace {
 std::mutex made_mutex;
 std::atomic<int> ready_fd{-1};
 std::uint64_t made_in = 0;  // guarded by made_mutex
+std::atomic<int> awaited_count{0};
 
 }  // namespace
 
@@ -36,6 +37,9 @@ int ReadyFd::fd() {
   ready_fd.store(f, std::memory_order_release);
   return f;
 }
+
+void ReadyFd::awaited(int delta) { awaited_count.fetch_add(delta, std::memory_order_relaxed); }
+bool ReadyFd::any_awaited() { return awaited_count.load(std::memory_order_relaxed) > 0; }
 
 void ReadyFd::ring() {
   const int f = ready_fd.load(std::memory_order_acquire);

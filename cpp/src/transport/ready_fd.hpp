@@ -6,7 +6,9 @@
 // looks at the requests it awaits. Requests nobody awaits never touch it,
 // so the paths pay nothing for it.
 //
-// Who writes what: fd_ is set once per process generation under a mutex
+// Who writes what: the count of awaited requests is one relaxed atomic
+// (a hint for the engine's schedule, never a condition of correctness);
+// fd_ is set once per process generation under a mutex
 // (a child made by fork() gets its own: the parent's eventfd would carry
 // the parent's completions); ring() only reads it.
 #pragma once
@@ -20,6 +22,11 @@ class ReadyFd {
   // Adds 1 to the eventfd's counter: wakes whoever waits on it. Called
   // only after fd() (arm() calls it first), from any thread.
   static void ring();
+  // Requests armed and not yet complete, in this process: while there are
+  // any, the progress engine stays hot (progress.cpp), since an awaiting
+  // event loop does not poll and would otherwise wait out the engine's naps.
+  static void awaited(int delta);
+  static bool any_awaited();
 };
 
 }  // namespace onesided::detail

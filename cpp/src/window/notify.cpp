@@ -2,6 +2,8 @@
 // data call, then one call on the path, which decides how the counter is
 // reached: data_path.hpp), and this rank's counters at the target
 // (window/notify_counters.hpp).
+#include <chrono>
+
 #include "window/impl.hpp"
 
 namespace onesided {
@@ -46,7 +48,13 @@ void Window::wait_notify(std::size_t index, std::uint64_t value) {
   auto& s = impl_->s;
   s.check_live();
   const std::size_t i = impl_->notify_counters.check(index);
-  s.wait([&] { return impl_->notify_counters.reached(i, value); });
+  auto next = std::chrono::steady_clock::now() + kPeerCheck;
+  s.endpoint->progress().spin([&] { return impl_->notify_counters.reached(i, value); },
+                              [&] {
+                                if (std::chrono::steady_clock::now() < next) return;
+                                s.check_peers();  // on one host: raises if a rank died
+                                next = std::chrono::steady_clock::now() + kPeerCheck;
+                              });
 }
 
 std::string Window::notification_mechanism() const {
