@@ -236,7 +236,12 @@ class InFlightOps {
         try {
           s_.send(target, h);
         } catch (const std::exception& e) {
-          error = e.what();  // the window is broken: the flush raises it, and never sees the ack
+          // Never acknowledged: take it back (it is the last one, posted
+          // under m.mutex), so a flush raises the error instead of waiting.
+          error = e.what();
+          std::lock_guard ack(m.ack_mutex);
+          m.unacked.pop_back();
+          m.sent.fetch_sub(1, std::memory_order_release);
         }
       }
       // Posted: the notification no longer holds back operations or later
