@@ -156,6 +156,20 @@ def test_column_exchange_table(quick: tuple[subprocess.CompletedProcess[str], Pa
         ratio(ratio_mpi)
 
 
+def test_notified_put_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
+    """Figure 3c: notified put beside put + flush + flag on onesided and on
+    MPI.Win, every figure and both ratios printed (the figure itself checks
+    that every notification and every flag round arrived)."""
+    rows = tables(quick[0].stdout)["3c"]
+    assert [r[0] for r in rows] == [f"shared-memory path, {n} B" for n in (8, 4096)]
+    for _, notified, flag, mpi, ratio_flag, ratio_mpi in rows:
+        number(notified, "us")
+        number(flag, "us")
+        number(mpi, "us", positive=False)
+        ratio(ratio_flag)
+        ratio(ratio_mpi)
+
+
 def calibrations(text: str) -> set[str]:
     """The tables whose heading is followed by a calibration line with a
     positive round trip in [min, max] form."""
@@ -173,7 +187,7 @@ def calibrations(text: str) -> set[str]:
 def test_every_table_opens_with_calibration(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
     """Every table's heading is followed by its calibration line, and the
     heading names the libfabric the process runs on."""
-    assert calibrations(quick[0].stdout) == set(tables(quick[0].stdout)) == {"1", "1b", "2", "3", "3b"}
+    assert calibrations(quick[0].stdout) == set(tables(quick[0].stdout)) == {"1", "1b", "2", "3", "3b", "3c"}
     assert re.search(r"^libfabric in this process: \S*libfabric\.so", quick[0].stdout, re.M)
 
 
