@@ -27,6 +27,11 @@
 //    shared_lock.cpp, or the lock messages through the progress engine).
 //    Notified RMA's counters are released after the data and acquired by
 //    the reader. Win_sync keeps the one standalone fence (window/active.cpp).
+//  - Not taken: an origin's RMA on the shared-memory path (a Get is a plain
+//    copy) after the user's own barrier with no onesided call between takes
+//    nothing; as before this word, it relies on that barrier ordering its
+//    later loads (an MPI barrier and every system call do). Taking every
+//    rank's word in each Get would cost more than the Get.
 #pragma once
 
 #include <atomic>
