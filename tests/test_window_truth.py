@@ -27,3 +27,17 @@ def test_a_created_window_is_true_until_freed() -> None:
     win.Free()
     assert bool(win) is False
     assert bool(Window()) is False
+
+
+def test_repr_of_a_window_no_constructor_ran_says_so() -> None:
+    win = Window.__new__(Window)
+    assert repr(win) == "<onesided.Window (not created)>"
+    assert str(win) == "<onesided.Window (not created)>"
+
+
+def test_repr_of_a_created_window_and_a_freed_one_names_the_window() -> None:
+    win = Window.Allocate(8)
+    text = repr(win)
+    assert text.startswith("<onesided.Window allocate rank 0/1 8 B"), text
+    win.Free()
+    assert repr(win).startswith("<onesided.Window allocate rank 0/1"), repr(win)

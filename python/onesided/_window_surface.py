@@ -333,6 +333,9 @@ class WindowSurface(_Base):
         return AtomicsReport(self)
 
     def __repr__(self) -> str:
+        # Never raises: a window no constructor ran has none of the fields.
+        if not self._created():
+            return "<onesided.Window (not created)>"
         flavor = {FLAVOR_CREATE: "create", FLAVOR_ALLOCATE: "allocate", FLAVOR_SHARED: "shared",
                   FLAVOR_DYNAMIC: "dynamic"}.get(self._flavor, "?")
         return (

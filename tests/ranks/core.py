@@ -282,31 +282,42 @@ def check_flush_visibility() -> None:
 
 
 def check_passive_progress(mode: str) -> None:
-    """While the target sleeps (or computes holding the GIL), another rank's
-    Lock, 200 Fetch_and_ops with Flush, and Unlock finish far sooner."""
-    nap = 2.0
-    win = Window.Allocate(8, disp_unit=8, info=INFO, comm=comm)
+    """A passive target that makes no onesided call, busy in a pure-Python
+    loop (holding the GIL) or asleep in time.sleep, lets another rank's Lock,
+    200 Fetch_and_ops with Flush each, and Unlock complete: the target leaves
+    its loop only when the origin's last Put (after those 200 completed
+    operations) lands in its memory, so every one of them completed while it
+    was in the loop. A target that made progress only in its own calls would
+    never leave it; the deadline is a hang guard, not a speed limit."""
+    rounds = 200
+    hang_guard = 60.0  # under run_ranks's 120 s, so a hang fails with this message
+    win = Window.Allocate(16, disp_unit=8, info=INFO, comm=comm)
+    mem = np.frombuffer(win.tomemory(), np.int64)
     comm.Barrier()
     if rank == 1:
-        if mode == "sleep":
-            time.sleep(nap)
-        else:
-            end = time.perf_counter() + nap
-            x = 0
-            while time.perf_counter() < end:  # pure Python: holds the GIL
-                x += 1
+        deadline = time.monotonic() + hang_guard
+        spins = 0
+        # No onesided call until the origin's signal lands: only loads of
+        # this rank's own window memory (the unified model).
+        while mem[1] == 0:
+            if mode == "sleep":
+                time.sleep(0.001)  # releases the GIL; the loop only polls
+            else:
+                spins += 1  # pure Python: holds the GIL
+            if (mode == "sleep" or spins % 4096 == 0) and time.monotonic() > deadline:
+                raise AssertionError(f"passive target ({mode}): the origin's {rounds} operations did not "
+                                     f"complete within {hang_guard:.0f} s while the target made no call")
+        # The signal came after every Fetch_and_op had completed here.
+        assert mem[0] == rounds, f"signal seen with the counter at {mem[0]}, not {rounds}"
     elif rank == 0:
-        t0 = time.perf_counter()
         one, got = np.ones(1, np.int64), np.zeros(1, np.int64)
         win.Lock(1)
-        for i in range(200):
+        for i in range(rounds):
             win.Fetch_and_op(one, got, 1, 0)
             win.Flush(1)
             assert got[0] == i
+        win.Put(np.ones(1, np.int64), 1, 1)
         win.Unlock(1)
-        elapsed = time.perf_counter() - t0
-        assert elapsed < nap / 4, f"passive target took {elapsed:.2f} s while the target was busy for {nap} s"
-        print(f"passive progress ({mode}): {elapsed * 1000:.1f} ms")
     comm.Barrier()
     win.Free()
 

@@ -14,8 +14,11 @@
 //    atomics' lock span, software_atomics.cpp).
 //  - Order and completion: each op takes effect, sequentially consistent,
 //    before its call returns; so every accumulate_ordering pair is kept and
-//    nothing is ever in flight. flush() only makes plain stores (puts)
-//    visible before the synchronisation that follows.
+//    nothing is ever in flight. flush() only publishes the plain stores
+//    (puts): a release increment of this rank's publication word
+//    (memory/publication.hpp), which whoever learns of the flush through
+//    Fence, Post/Complete or Sync acquires; a lock word and a notification
+//    counter carry their own release and acquire. No standalone fence.
 //  - Notification: the target's counter, in the shared mapping, gets a
 //    release increment after the data (the op completed in its call), so
 //    the target's acquire load of the count sees the data.
@@ -23,7 +26,7 @@
 #include <cstring>
 
 #include "layout/runs.hpp"
-#include "memory/cross_process.hpp"
+#include "memory/publication.hpp"
 #include "atomics/cpu_atomics.hpp"
 #include "paths/paths.hpp"
 
@@ -35,6 +38,7 @@ class SharedMemoryPath final : public DataPath {
   explicit SharedMemoryPath(WindowState& s)
       : segment_(*s.shared),
         stripes_(*reinterpret_cast<cpu::Stripes*>(s.shared->control())),
+        publication_(s.publication),
         notify_(s.shared_notify),
         per_rank_(s.notifications) {}
 
@@ -69,11 +73,11 @@ class SharedMemoryPath final : public DataPath {
     std::byte* t = segment_.base(w.target) + w.at;
     cpu::apply(c.op, c.dtype, t, segment_.offset_of(t), c.origin, c.origin2, c.result, c.count, stripes_);
   }
-  // Puts are plain stores into memory other processes map: they must be
-  // ordered before the lock word, message or barrier through which the
-  // target learns of them (memory/cross_process.hpp).
-  void flush(int) override { cross_process_fence(); }
-  void flush_all() override { cross_process_fence(); }
+  // Puts are plain stores into memory other processes map: published on
+  // this rank's word, so they happen before the loads of whoever takes it
+  // after the synchronisation that follows (memory/publication.hpp).
+  void flush(int) override { publication_.publish(); }
+  void flush_all() override { publication_.publish(); }
   void notify(int target, std::size_t index, const RequestPtr&) override {
     notify_[static_cast<std::size_t>(target) * per_rank_ + index].fetch_add(1, std::memory_order_release);
   }
@@ -85,6 +89,7 @@ class SharedMemoryPath final : public DataPath {
  private:
   SharedSegment& segment_;
   cpu::Stripes& stripes_;
+  const Publication& publication_;
   std::atomic<std::uint64_t>* notify_;  // every rank's counters (state.hpp)
   std::size_t per_rank_;
 };

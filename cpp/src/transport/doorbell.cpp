@@ -1,4 +1,3 @@
-#include "memory/cross_process.hpp"
 #include "transport/doorbell.hpp"
 
 #include "memory/stale_shm.hpp"
@@ -120,9 +119,16 @@ void Doorbell::wait(BellWord& bell, std::chrono::microseconds limit, const std::
   ::syscall(SYS_futex, &bell.rings, FUTEX_WAIT, seen, &timeout, nullptr, 0);
 }
 
+// No lost wakeup without a standalone fence: the check of `sleepers` is a
+// read-modify-write (adding 0), so it and wait()'s announcement are ordered
+// in the word's modification order. If the check comes later it sees the
+// sleeper and rings; if earlier, the announcement reads what the check
+// wrote and acquires its release, so the operation posted before ring()
+// (libfabric's stores included) happens before the sleeper's ready().
+// A plain load there would need a store-load fence: the posted operation is
+// no atomic of ours to give release/acquire to.
 void Doorbell::ring(BellWord& bell) {
-  cross_process_fence();  // the posted operation (in another process's view) before the check
-  if (std::atomic_ref<std::uint32_t>(bell.sleepers).load() == 0) return;
+  if (std::atomic_ref<std::uint32_t>(bell.sleepers).fetch_add(0, std::memory_order_acq_rel) == 0) return;
   std::atomic_ref<std::uint32_t>(bell.rings).fetch_add(1);
   ::syscall(SYS_futex, &bell.rings, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }

@@ -45,7 +45,7 @@ class Doorbell {
   // through. Returns at once if ready() holds.
   static void wait(BellWord& bell, std::chrono::microseconds limit, const std::function<bool()>& ready);
   // After posting an operation to the bell's owner: wake it if it sleeps.
-  // Costs one shared load when the owner is awake.
+  // Costs one read-modify-write of the bell's line when the owner is awake.
   static void ring(BellWord& bell);
 };
 

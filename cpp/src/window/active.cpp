@@ -3,7 +3,8 @@
 // into posts_ and completes_); Start never blocks: an operation to a
 // target waits for that target's Post, so Start-before-Post rings cannot
 // deadlock.
-#include "memory/cross_process.hpp"
+#include <atomic>
+
 #include "window/impl.hpp"
 
 namespace onesided {
@@ -21,12 +22,13 @@ void Window::Impl::fence(unsigned assertion) {
   }
   flush_all();
   // Local stores before the fence and RMA updates completed by it are
-  // visible on the other side of it: other processes' stores through the
-  // bootstrap's barrier (a collective of syscalls or MPI, a full barrier),
-  // what this process's progress delivered through observe().
-  cross_process_fence();
+  // visible on the other side of it: stores into memory other processes
+  // map through this rank's publication word, published before the barrier
+  // and taken after it (memory/publication.hpp); what this process's
+  // progress delivered through observe().
+  s.publication.publish();
   s.group->barrier();
-  cross_process_fence();
+  s.publication.take();
   s.observe();
   addressing->epoch_started();
 }
@@ -49,8 +51,9 @@ void Window::Impl::post(const std::vector<int>& ranks) {
     epochs.state.on_post(mask);
   }
   // Local stores before Post are visible to the origins' RMA after it:
-  // the origins learn of Post by a message through libfabric.
-  cross_process_fence();
+  // the origins learn of Post by a message and take the publication when
+  // they match it (match_post).
+  s.publication.publish();
   path->expect_incoming(+1);
   for (int o = 0; o < s.nranks; ++o) {
     if (!mask[o]) continue;
@@ -75,6 +78,7 @@ void Window::Impl::start(const std::vector<int>& ranks) {
 // Waits for `target`'s Post of this access epoch and consumes it.
 void Window::Impl::match_post(int target) {
   s.wait([&] { return posts_[target].load(std::memory_order_acquire) > 0; });
+  s.publication.take();  // the target's stores before its Post
   std::lock_guard lk(epochs.mutex);
   if (epochs.post_matched[target]) return;
   posts_[target].fetch_sub(1, std::memory_order_acq_rel);
@@ -98,6 +102,7 @@ void Window::Impl::complete() {
     }
     if (!matched) match_post(t);
     flush(t);
+    s.publication.publish();  // taken by the target's Wait or Test
     if (t == s.rank)
       completes_[t].fetch_add(1, std::memory_order_release);
     else
@@ -118,8 +123,9 @@ void Window::Impl::end_exposure(const std::vector<bool>& group) {
     if (group[o]) completes_[o].fetch_sub(1, std::memory_order_acq_rel);
   path->expect_incoming(-1);
   // The origins' updates are visible to local loads after Wait: theirs
-  // (memory other processes store to) and what progress delivered here.
-  cross_process_fence();
+  // (memory other processes store to, published by their Complete) and
+  // what progress delivered here.
+  s.publication.take();
   s.observe();
   std::lock_guard lk(epochs.mutex);
   epochs.state.on_wait_done();
@@ -173,9 +179,25 @@ void Window::wait() { impl_->wait(); }
 bool Window::test() { return impl_->test(); }
 void Window::free() { impl_->free(); }
 // MPI_Win_sync: the window's public and private copies agree (one copy
-// here: the unified model), so only memory order remains to be given.
+// here: the unified model), so only memory order remains to be given, and
+// MPI defines Win_sync as a memory barrier: it orders this process's plain
+// loads and stores against the user's own channel, which may be plain
+// stores into the window itself (a flag polled with Win_sync in the loop).
+// No atomic of onesided's is on that channel for a release or acquire to
+// ride on, so this is onesided's one standalone fence. It also publishes
+// and takes (memory/publication.hpp), so that where the user's channel is
+// an atomic or a synchronisation call the order is also one that
+// ThreadSanitizer and the C++ memory model see.
 void Window::sync() {
-  detail::cross_process_fence();
+  impl_->s.publication.publish();
+  // ThreadSanitizer cannot see a fence (gcc's -Wtsan says so); it sees the
+  // publish and take around it, which carry every order it can check.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wtsan"
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#pragma GCC diagnostic pop
+  impl_->s.publication.take();
   impl_->s.observe();
 }
 

@@ -24,21 +24,28 @@ using namespace detail;
 namespace {
 
 // onesided's own part of a shared mapping, before every segment: the stripe
-// locks of the CPU atomics, one window lock per rank, then each rank's
-// notification counters (used on the shared-memory path only).
+// locks of the CPU atomics, one window lock per rank, one publication word
+// per rank (memory/publication.hpp), then each rank's notification counters
+// (used on the shared-memory path only).
 std::size_t lock_bytes(int nranks) { return static_cast<std::size_t>(nranks) * sizeof(SharedLockWord); }
+std::size_t publication_bytes(int nranks) { return static_cast<std::size_t>(nranks) * sizeof(PublicationWord); }
 std::size_t control_bytes(int nranks, std::size_t notifications) {
   const std::size_t counters =
       checked_mul(checked_mul(static_cast<std::size_t>(nranks), notifications, "notification counters"),
                   sizeof(std::uint64_t), "notification counters");
-  return checked_add(sizeof(cpu::Stripes) + lock_bytes(nranks), counters, "notification counters");
+  return checked_add(sizeof(cpu::Stripes) + lock_bytes(nranks) + publication_bytes(nranks), counters,
+                     "notification counters");
 }
 SharedLockWord* lock_words(const SharedSegment& segment) {
   return reinterpret_cast<SharedLockWord*>(segment.control() + sizeof(cpu::Stripes));
 }
+PublicationWord* publication_words(const SharedSegment& segment, int nranks) {
+  return reinterpret_cast<PublicationWord*>(segment.control() + sizeof(cpu::Stripes) + lock_bytes(nranks));
+}
 std::atomic<std::uint64_t>* notify_words(const SharedSegment& segment, int nranks) {
   static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "counters in shared memory need lock-free words");
-  return reinterpret_cast<std::atomic<std::uint64_t>*>(segment.control() + sizeof(cpu::Stripes) + lock_bytes(nranks));
+  return reinterpret_cast<std::atomic<std::uint64_t>*>(segment.control() + sizeof(cpu::Stripes) + lock_bytes(nranks) +
+                                                       publication_bytes(nranks));
 }
 
 // What the first agreement of a creation tells every rank.
@@ -248,6 +255,8 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   // The choices, once.
   s.shared_memory_path = shared_memory_path;
   s.notifications = config.notifications;
+  s.publication = s.shared ? Publication(publication_words(*s.shared, s.nranks), s.nranks, s.rank)
+                           : Publication::owned(s.nranks, s.rank);
   if (shared_memory_path) {
     s.shared_notify = notify_words(*s.shared, s.nranks);
     notify_counters = NotifyCounters::at(s.shared_notify + static_cast<std::size_t>(s.rank) * s.notifications,

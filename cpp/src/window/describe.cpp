@@ -46,7 +46,8 @@ Info Window::Impl::info() const {
       // on the shared-memory path.
       {"onesided_fast_path", s.shared_memory_path ? "on" : "off"},
       {"onesided_put_get", path->description()},
-      {"onesided_locks", window_lock->where()},
+      // Free releases the lock (release()); what it was is no longer needed.
+      {"onesided_locks", window_lock ? window_lock->where() : "released: the window has been freed"},
       {"onesided_notifications", std::to_string(notify_counters.size())},
       {"onesided_notify", notify_counters.size() ? path->notification() : "none"},
   };

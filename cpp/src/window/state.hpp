@@ -29,6 +29,7 @@
 #include "order/ordering.hpp"
 #include "transport/protocol.hpp"
 #include "window/peer_watch.hpp"
+#include "memory/publication.hpp"
 #include "memory/shared_segment.hpp"
 
 namespace onesided::detail {
@@ -74,6 +75,9 @@ struct WindowState {
   std::atomic<std::uint64_t>* shared_notify = nullptr;
   AtomicPlan plan;
   OrderRule rule;
+  // Plain stores into memory other processes map are published and taken
+  // through it (memory/publication.hpp); set at creation like the rest.
+  Publication publication;
 
   // Set by free() (any thread); every call checks it first.
   std::atomic<bool> freed{false};
