@@ -1,6 +1,7 @@
 """MPI 4.1's window additions (issue 16, item 4): Shared_query on windows of
 every flavor, and the info key mpi_accumulate_granularity. On real ranks
-through tests/ranks/mpi41.py, and in one process (a world of 1)."""
+through tests/ranks/mpi41.py or @pytest.mark.ranks, and in one process (a
+world of 1)."""
 
 from __future__ import annotations
 
@@ -88,9 +89,41 @@ def test_shared_query_own_view_outlives_the_window_object() -> None:
     assert alive() is None
 
 
+def creation_error(info: dict[str, str]) -> str:
+    """The ArgumentError's message if a window with this info is refused, else ''."""
+    try:
+        Window.Allocate(64, 8, info={"provider": "shm", **info}).Free()
+    except onesided.ArgumentError as e:
+        return str(e)
+    return ""
+
+
+@pytest.mark.ranks(2, timeout=90)
 def test_granularity_rejected_on_every_rank() -> None:
-    out = run_ranks("mpi41.py", 2, "granularity_rejected", provider="shm", timeout=90)
-    assert "PASS granularity_rejected" in out.stdout
+    """Bad values, at one rank or at all, and values that differ between
+    ranks raise ArgumentError at every rank, with the same message naming
+    the key; good values are reported by Get_info as given."""
+    comm = onesided.COMM_WORLD
+    rank = comm.rank
+    for value in ["-1", "x", "1.5", "", " 8", "+8", "0x10", "18446744073709551616"]:
+        for where in ("all", "rank 1"):
+            mine = {KEY: value} if where == "all" or rank == 1 else {KEY: "8"}
+            message = creation_error(mine)
+            assert message, (value, where, "no error")
+            assert KEY in message and "non-negative integer" in message, message
+            assert "rank 1" in message if where == "rank 1" else "rank 0" in message, message
+            assert len(set(comm.allgather(message))) == 1, (value, where, comm.allgather(message))
+    message = creation_error({KEY: str(8 * (rank + 1))})
+    assert KEY in message and "differ" in message, message
+    assert len(set(comm.allgather(message))) == 1
+    for value, shown in (("0", "0"), ("1", "1"), ("24", "24"), ("0010", "10"),
+                         ("18446744073709551615", "18446744073709551615")):
+        win = Window.Allocate(64, 8, info={"provider": "shm", KEY: value})
+        assert win.Get_info()[KEY] == shown, (value, win.Get_info()[KEY])
+        win.Free()
+    win = Window.Allocate(64, 8, info={"provider": "shm"})
+    assert win.Get_info()[KEY] == "0"
+    win.Free()
 
 
 @pytest.mark.parametrize("value", ["-1", "x", "", "1e3", "18446744073709551616"])

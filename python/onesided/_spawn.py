@@ -30,6 +30,10 @@ class LaunchError(Error, RuntimeError):
     message carries the failing rank's traceback."""
 
 
+class LaunchTimeout(LaunchError):
+    """The launched job outlived its timeout; every rank was stopped."""
+
+
 def _payload(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes:
     module = getattr(fn, "__module__", "__main__")
     if module not in ("__main__", None) and getattr(fn, "__qualname__", "").isidentifier():
@@ -72,7 +76,8 @@ def launch(
     order. Output the ranks print is echoed here. If any rank raises or dies,
     the others are stopped and :class:`LaunchError` carries its traceback; if
     the job outlives ``timeout`` seconds every rank is killed and
-    :class:`LaunchError` says so. No rank outlives the call."""
+    :class:`LaunchTimeout` (a :class:`LaunchError`) says so. No rank
+    outlives the call."""
     if n < 1:
         raise ValueError("n must be >= 1")
     with tempfile.TemporaryDirectory(prefix="onesided-launch-") as tmp:
@@ -88,7 +93,9 @@ def launch(
         if output:
             print(output, end="")
         if proc.returncode == 124:
-            raise LaunchError(f"{fn.__name__} on {n} ranks did not finish within {timeout} s; all ranks were stopped")
+            raise LaunchTimeout(
+                f"{fn.__name__} on {n} ranks did not finish within {timeout} s; all ranks were stopped"
+            )
         # The first failure is the cause; the others are usually ranks that
         # then found a peer gone.
         failures = sorted(job.glob("error.*"), key=lambda p: p.stat().st_mtime_ns)

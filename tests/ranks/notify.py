@@ -20,8 +20,6 @@ Usage (from tests/test_notify.py): <launcher> -n N notify.py CHECK ROUNDS [WORDS
            flushed, the count is still exactly that and counter 1 is 0.
   epochs   2 ranks: Put_notify inside a fence epoch and inside PSCW; the
            target sees the notification before its own Fence/Wait.
-  mismatch 2 ranks ask for different counter counts: both raise the same
-           error from the creation's agreement.
 Where the window runs comes from the environment (tests/conftest.py);
 nasty mode through ONESIDED_NASTY. Rank 0 prints "PASS CHECK rounds=R".
 """
@@ -185,21 +183,7 @@ def epochs(win: Window) -> None:
     group.Free()
 
 
-def mismatch() -> None:
-    try:
-        Window.Allocate(8, 1, info=harness.info(onesided_notifications=str(2 + rank)), comm=comm)
-    except onesided.ArgumentError as e:
-        assert "onesided_notifications" in str(e), e
-    else:
-        raise AssertionError("creation with different counter counts succeeded")
-    comm.Barrier()
-    if rank == 0:
-        print(f"PASS {check} rounds={rounds}", flush=True)
-
-
 def main() -> None:
-    if check == "mismatch":
-        return mismatch()
     win = window()
     if check in ("put", "get", "acc", "order", "exact"):
         win.Lock_all()
