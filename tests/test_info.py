@@ -1,4 +1,5 @@
-"""``python -m onesided info`` (python/onesided/_info.py).
+"""``python -m onesided info`` (python/onesided/_info.py) and the pointer to
+it that machine-dependent errors carry (python/onesided/_errors.py).
 
 Each report runs as its own process, so the environment under test is the
 one it sees; it creates windows of one rank only, and each test checks that
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 import onesided
+from onesided._errors import MACHINE_HINT
 
 if importlib.util.find_spec("pytest_timeout") is not None:
     pytestmark = pytest.mark.timeout(120)
@@ -144,3 +146,11 @@ def test_installed_mpi4py_reports_its_mpi_library_without_initialising_it() -> N
     assert found.get("mpi_library") or found.get("error"), found
     assert initialised is False
 
+
+def test_machine_errors_point_to_info_and_a_dead_peer_does_not() -> None:
+    with pytest.raises(onesided.TransportError) as caught:
+        onesided.Window.Allocate(8, info={"provider": "no-such-provider"})
+    assert "fi_getinfo" in str(caught.value) and str(caught.value).endswith(MACHINE_HINT)
+    assert MACHINE_HINT not in caught.value.args[0]  # the core's text stays as it was
+    dead = onesided.TransportError("rank 1 (pid 42) has died; the window cannot complete and is unusable (free it)")
+    assert MACHINE_HINT not in str(dead)
