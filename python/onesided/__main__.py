@@ -2,10 +2,20 @@
 
 Commands:
 
-``run -n N [--timeout SECONDS] [--hosts H[:S],... | --hostfile F] [--rsh CMD] [--coordinator ADDR] script.py [args ...]``
+``run -n N [--timeout SECONDS] [--tag-output] [--output-dir DIR] [--hosts H[:S],... | --hostfile F] [--rsh CMD] [--coordinator ADDR] script.py [args ...]``
 ``run -n N [...] -m module [args ...]``
     Start N ranks of a Python program, on this machine or across hosts,
-    and exit with the job's status (see :mod:`onesided._launch`).
+    and exit with the job's status (see :mod:`onesided._launch`). Each
+    rank's output is relayed as whole lines, stdout to stdout and stderr to
+    stderr; ``--tag-output`` (``-l``) starts every line with ``[R] ``, R
+    the rank; ``--output-dir DIR`` writes ``DIR/rank.R.stdout`` and
+    ``DIR/rank.R.stderr`` instead.
+
+``info [--json]``
+    Show what onesided finds on this machine: versions, libfabric's
+    providers and their atomics, the shared-memory verdict, ``/dev/shm``,
+    interfaces and the environment variables that change its choices (see
+    :mod:`onesided._info`). Attach it to bug reports.
 """
 
 from __future__ import annotations
@@ -14,7 +24,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import _launch
+from . import _info, _launch
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,6 +38,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _launch.add_arguments(run)
     run.set_defaults(handler=_launch.main)
+    info = commands.add_parser(
+        "info",
+        help="show what onesided finds on this machine (attach it to bug reports)",
+        description="Versions, libfabric's providers and their atomics, the shared-memory verdict, /dev/shm, "
+        "network interfaces and the environment variables that change onesided's choices.",
+    )
+    _info.add_arguments(info)
+    info.set_defaults(handler=_info.main)
     return parser
 
 

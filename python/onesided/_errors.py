@@ -51,9 +51,24 @@ class OpSetError(Error, ValueError):
     """An operation outside the set the window declared with ``accumulate_ops``."""
 
 
+MACHINE_HINT = "(run `python -m onesided info` to see what onesided finds on this machine)"
+"""Ends the message of every error that depends on the machine."""
+
+
 class TransportError(Error, RuntimeError):
     """libfabric or the bootstrap reported a failure; the message names the
-    call and carries ``fi_strerror``'s text."""
+    call and carries ``fi_strerror``'s text. Such failures depend on the
+    machine (providers, interfaces, reachability, ``/dev/shm``), so the
+    message ends with :data:`MACHINE_HINT`, unless it reports a peer that
+    died, which says all there is."""
+
+    def __str__(self) -> str:
+        # Here, not in the C++ translator: one place for messages from the
+        # core and from Python alike, and args keep the core's own text.
+        text = super().__str__()
+        if "has died" in text or MACHINE_HINT in text:
+            return text
+        return f"{text} {MACHINE_HINT}"
 
 
 class InternalError(Error, RuntimeError):

@@ -3,8 +3,17 @@
 The launcher starts a :class:`~onesided._coordinator.Coordinator` thread (the
 server side of the wire protocol documented in :mod:`onesided._world`), then
 one child process per rank, each in its own session so that stopping a rank's
-process group also stops whatever it spawned.  Children inherit stdout and
-stderr.
+process group also stops whatever it spawned.
+
+Output: each rank's stdout and stderr are pipes that one thread of the
+launcher reads (:mod:`onesided._output`) and relays as whole lines, a
+rank's stdout to the launcher's stdout and its stderr to the launcher's
+stderr, with ``[R] `` before every line under ``--tag-output``; or, with
+``--output-dir DIR``, they are the files ``DIR/rank.R.stdout`` and
+``DIR/rank.R.stderr``, holding exactly the rank's bytes. Ranks run with
+``PYTHONUNBUFFERED=1`` unless it is set: a print leaves the rank at once,
+as on a terminal, so a rank stopped by a signal has lost nothing it
+printed, and the relay makes the lines whole again.
 
 Across hosts (``--hosts``, ``--hostfile``, or the nodes of the Slurm
 allocation it runs in; placement in :mod:`onesided._hosts`) a rank on
@@ -15,7 +24,9 @@ inside Slurm, any command by ``--rsh``) as the agent
 its stdin, runs the rank there and forwards the launcher's signals to it.
 The coordinator then listens on an address the other hosts reach, and the
 remote shell's exit status is the rank's.  Everything below holds for
-remote ranks as for local ones; the remote shell carries their output.
+remote ranks as for local ones; the remote shell carries their output (its
+stdout and stderr are relayed, or written to the rank's files, as a local
+rank's are).
 
 Guarantees of :func:`run`
 -------------------------
@@ -32,6 +43,12 @@ Guarantees of :func:`run`
   sends SIGKILL at once.  A timeout returns 124, a signal S 128+S.
 * It returns only after reaping every rank, unless a rank survives SIGKILL
   for 5 s (uninterruptible sleep), which is reported and abandoned.
+* A rank's output is relayed before the launcher reports its exit, and
+  every pipe is read to its end before :func:`run` returns, so the last
+  lines of ranks that were stopped are not lost. Only a pipe that a
+  process the rank started keeps open (it outlived the rank, in another
+  session) is given up :data:`GRACE_SECONDS` after the last rank's exit,
+  and named.
 * Waiting is driven by events (child exits, signals, deadlines); nothing polls.
 """
 
@@ -51,7 +68,9 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
+from typing import IO
 
 from ._coordinator import Coordinator
 from ._hosts import (
@@ -64,6 +83,7 @@ from ._hosts import (
     read_hostfile,
     slurm_hosts,
 )
+from ._output import OutputRelay
 from ._world import ENV_COORD, ENV_RANK, ENV_SIZE, ENV_TOKEN
 
 __all__ = ["DEFAULT_RSH", "GRACE_SECONDS", "SLURM_RSH", "add_arguments", "main", "remote_command", "run"]
@@ -85,6 +105,10 @@ the node. ``{host}`` and ``{command}`` (the words joined into one argument)
 are filled in; any ``--rsh`` may use them too."""
 
 ENV_TCP_IFACE = "FI_TCP_IFACE"
+
+_OUTPUT_AFTER_EXIT_SECONDS = 1.0
+"""How long a rank's exit waits for its output to be relayed, which takes
+longer only when a process it started still holds its pipes."""
 
 _SESSION_VARIABLES = frozenset(
     {"HOSTNAME", "PWD", "OLDPWD", "SHLVL", "_", "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY", "SSH_AUTH_SOCK", "TMUX"}
@@ -207,6 +231,8 @@ class _Job:
         hosts: Sequence[str | None],
         rsh: Sequence[str],
         coordinator: str,
+        tag_output: bool = False,
+        output_dir: Path | None = None,
     ) -> None:
         self._size = size
         self._command = command
@@ -224,14 +250,21 @@ class _Job:
         self._stopping = False
         self._killed = False
         self._deadline: float | None = None
+        self._output_dir = output_dir
+        self._output = OutputRelay(tag_output)
 
     def run(self) -> int:
         """Run the job to completion and return its exit status."""
-        with self._coordinator, self._forward_signals():
-            self._spawn()
-            if self._timeout is not None:
-                self._deadline = time.monotonic() + self._timeout
-            self._supervise()
+        try:
+            with self._coordinator, self._forward_signals():
+                self._spawn()
+                if self._timeout is not None:
+                    self._deadline = time.monotonic() + self._timeout
+                self._supervise()
+        finally:
+            abandoned = self._output.finish(GRACE_SECONDS)
+        if abandoned:
+            self._say(f"not waiting for {', '.join(abandoned)}: held open by a process that outlived the rank")
         _remove_stale_shared_memory()
         return 0 if self._status is None else self._status
 
@@ -268,13 +301,17 @@ class _Job:
                 env[ENV_RANK] = str(rank)
                 env[ENV_SIZE] = str(self._size)
                 env[ENV_TOKEN] = self._token
-                # A new session per rank: killpg reaches its descendants, and
-                # a terminal's Ctrl-C reaches only the launcher, which forwards it.
-                started = _Rank(self._start_remote(host, env) if host else self._start_local(env), host)
+                env.setdefault("PYTHONUNBUFFERED", "1")  # see the module docstring
+                with self._output_files(rank) as (out, err):
+                    # A new session per rank: killpg reaches its descendants, and
+                    # a terminal's Ctrl-C reaches only the launcher, which forwards it.
+                    proc = self._start_remote(host, env, out, err) if host else self._start_local(env, out, err)
+                started = _Rank(proc, host)
                 self._procs.append(started)
                 self._running[rank] = started
+                relayed = self._output.add(rank, proc.stdout, proc.stderr)
                 threading.Thread(
-                    target=self._wait_for, args=(rank, started.proc), name=f"onesided-rank-{rank}", daemon=True
+                    target=self._wait_for, args=(rank, proc, relayed), name=f"onesided-rank-{rank}", daemon=True
                 ).start()
         except BaseException:
             for started in self._procs:
@@ -284,13 +321,26 @@ class _Job:
                 started.proc.wait()
             raise
 
-    def _start_local(self, env: dict[str, str]) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(self._command, env=env, start_new_session=True)
+    @contextmanager
+    def _output_files(self, rank: int) -> Iterator[tuple[IO[bytes] | int, IO[bytes] | int]]:
+        """The rank's stdout and stderr: its files in the output directory
+        (closed here once the rank has them), else pipes to the relay."""
+        if self._output_dir is None:
+            yield subprocess.PIPE, subprocess.PIPE
+            return
+        with open(self._output_dir / f"rank.{rank}.stdout", "wb") as out:
+            with open(self._output_dir / f"rank.{rank}.stderr", "wb") as err:
+                yield out, err
 
-    def _start_remote(self, host: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    def _start_local(self, env: dict[str, str], out: IO[bytes] | int, err: IO[bytes] | int) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(self._command, env=env, stdout=out, stderr=err, start_new_session=True)
+
+    def _start_remote(
+        self, host: str, env: dict[str, str], out: IO[bytes] | int, err: IO[bytes] | int
+    ) -> subprocess.Popen[bytes]:
         """Start the agent on ``host`` and hand it the rank (see _remote_rank)."""
         command = remote_command(self._rsh, host, _agent_words(env))
-        proc = subprocess.Popen(command, stdin=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=out, stderr=err, start_new_session=True)
         assert proc.stdin is not None
         carried = {name: value for name, value in env.items() if name not in _SESSION_VARIABLES}
         spec = {"argv": self._command, "env": carried, "cwd": os.getcwd(), "choose_tcp_iface": ENV_TCP_IFACE not in env}
@@ -301,8 +351,10 @@ class _Job:
             pass  # the remote shell failed to start the agent; its exit says so
         return proc
 
-    def _wait_for(self, rank: int, proc: subprocess.Popen[bytes]) -> None:
-        self._events.put(_Exited(rank, proc.wait()))
+    def _wait_for(self, rank: int, proc: subprocess.Popen[bytes], relayed: threading.Event) -> None:
+        returncode = proc.wait()
+        relayed.wait(_OUTPUT_AFTER_EXIT_SECONDS)  # the rank's last words before the launcher's report
+        self._events.put(_Exited(rank, returncode))
 
     def _supervise(self) -> None:
         while self._running:
@@ -399,9 +451,8 @@ class _Job:
         for started in self._procs:
             started.send(signal.SIGKILL)
 
-    @staticmethod
-    def _say(message: str) -> None:
-        print(f"onesided run: {message}", file=sys.stderr, flush=True)
+    def _say(self, message: str) -> None:
+        self._output.say(f"onesided run: {message}")
 
 
 def run(
@@ -413,6 +464,8 @@ def run(
     hosts: Sequence[HostSlots] | None = None,
     rsh: Sequence[str] | None = None,
     coordinator: str | None = None,
+    tag_output: bool = False,
+    output_dir: str | os.PathLike[str] | None = None,
 ) -> int:
     """Run ``argv`` (a script and its arguments) as ``n`` ranks; return the job status.
 
@@ -423,7 +476,10 @@ def run(
     other hosts start through ``rsh`` (default :data:`DEFAULT_RSH`, or
     :data:`SLURM_RSH` on Slurm's nodes) and reach the coordinator at
     ``coordinator`` (default: the address the route to them leaves from).
-    See the module docstring for the exit status and stopping guarantees.
+    ``tag_output`` starts every line of the relayed output with ``[R] ``;
+    ``output_dir`` (made if missing) receives each rank's output in
+    ``rank.R.stdout`` and ``rank.R.stderr`` instead.
+    See the module docstring for the exit status, stopping and output guarantees.
     SIGINT and SIGTERM are only intercepted when called from the main thread.
     """
     if n < 1:
@@ -446,8 +502,12 @@ def run(
         coordinator = "127.0.0.1"
     elif coordinator is None:
         coordinator = coordinator_address(remote)
+    directory = None
+    if output_dir is not None:
+        directory = Path(output_dir)
+        directory.mkdir(parents=True, exist_ok=True)  # before any rank starts; OSError names the path
     command = [sys.executable, *(["-m"] if module else []), *argv]
-    return _Job(n, command, timeout, where, rsh, coordinator).run()
+    return _Job(n, command, timeout, where, rsh, coordinator, tag_output, directory).run()
 
 
 def _positive_int(text: str) -> int:
@@ -497,6 +557,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ADDRESS",
         help="this machine's address as the other hosts reach it (default: the source of the route to them)",
     )
+    parser.add_argument(
+        "-l",
+        "--tag-output",
+        action="store_true",
+        help="start every line of output with [R], R the rank that wrote it (as mpiexec -l)",
+    )
+    parser.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="write each rank's stdout and stderr to DIR/rank.R.stdout and DIR/rank.R.stderr "
+        "instead of the terminal (DIR is made if missing)",
+    )
     # One REMAINDER positional, so everything after the script (including
     # "--" and options the launcher also has) reaches the script untouched.
     parser.add_argument(
@@ -519,7 +591,7 @@ def main(args: argparse.Namespace) -> int:
             raise ValueError("--rsh is empty")
         return run(
             args.np, program, timeout=args.timeout, module=args.module, hosts=hosts, rsh=rsh,
-            coordinator=args.coordinator,
+            coordinator=args.coordinator, tag_output=args.tag_output, output_dir=args.output_dir,
         )
     except (OSError, ValueError) as exc:
         print(f"python -m onesided run: error: {exc}", file=sys.stderr)
