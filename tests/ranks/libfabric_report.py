@@ -54,6 +54,7 @@ win.Free()
 lib = onesided.libfabric()
 report = {
     "rank": comm.rank,
+    "pid": os.getpid(),
     "ticket": int(ticket[0]),
     "onesided": {"path": lib.path, "chosen_by": lib.chosen_by, "version": list(lib.version)},
     "libfabric_files": sorted({f for _, _, f in mapped() if os.path.basename(f).startswith("libfabric")}),
