@@ -41,7 +41,13 @@ def run_job(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 
     if expired or proc.returncode != 0:
         why = f"timed out after {timeout} s" if expired else f"exited {proc.returncode}"
         pytest.fail(f"{' '.join(cmd)} {why}\nstdout:\n{out}\nstderr:\n{err}")
-    reports = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    # Found by their start, not by line: MPICH's mpiexec may pass one rank's
+    # report and another's newline in either order.
+    decoder, reports, at = json.JSONDecoder(), [], out.find('{"rank"')
+    while at != -1:
+        report, end = decoder.raw_decode(out, at)
+        reports.append(report)
+        at = out.find('{"rank"', end)
     return sorted(reports, key=lambda r: r["rank"])
 
 
