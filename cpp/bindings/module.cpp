@@ -107,6 +107,11 @@ PYBIND11_MODULE(_core, m) {
   m.def("remove_stale_shared_memory", &onesided::remove_stale_shared_memory,
         "Removes this user's /dev/shm entries left by processes that no longer exist; returns how many.");
 
+  m.def("load_libfabric", [](const std::string& bundled) {
+    const auto lib = onesided::load_libfabric(bundled);
+    return py::make_tuple(lib.path, lib.chosen_by, lib.major, lib.minor);
+  }, "Loads the process's libfabric once (onesided/runtime.hpp); returns (path, chosen_by, major, minor).");
+
   onesided::python::register_request(m);
   onesided::python::register_layout(m);
   auto window = onesided::python::register_window(m);

@@ -20,6 +20,12 @@ from ._crash_signals import keep_signals_visible
 keep_signals_visible()
 
 from . import _core, _errors
+from ._libfabric import Libfabric, load as libfabric
+
+# Now, not at the first window: a libfabric that ONESIDED_LIBFABRIC names but
+# cannot be loaded fails the import, and a later `import mpi4py.MPI` finds
+# onesided's copy already in place under its private name.
+libfabric()
 from ._errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -154,6 +160,8 @@ __all__ = [
     "Op",
     *_errors.__all__,
     "WorldError",
+    "Libfabric",
+    "libfabric",
     "LaunchError",
     "launch",
     "SUM",

@@ -36,7 +36,7 @@ from typing import Any
 
 from . import _core  # noqa: F401  (loaded first: its libfabric is the one reported)
 from ._hosts import _ipv4_of
-from ._libfabric import offered
+from ._fabric_offer import offered
 from ._world import Comm
 
 __all__ = ["ENVIRONMENT", "add_arguments", "collect", "main", "render"]

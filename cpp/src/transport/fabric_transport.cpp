@@ -2,7 +2,9 @@
 // FI_MSG (for onesided's own control and software-atomic messages) and
 // FI_RMA (for puts and gets), and FI_ATOMIC where the provider has it (for
 // native atomics). Every fi_* return code is checked; failures
-// carry the call's name and fi_strerror's text.
+// carry the call's name and fi_strerror's text. The few fi_* functions that
+// are real symbols rather than inline wrappers over ops tables are called
+// through fabric_library(), the libfabric this process chose.
 #include <rdma/fabric.h>
 #include <dirent.h>
 #include <unistd.h>
@@ -29,6 +31,7 @@
 
 #include "onesided/error.hpp"
 #include "memory/stale_shm.hpp"
+#include "transport/fabric_library.hpp"
 #include "transport/fabric_names.hpp"
 #include "transport/transport.hpp"
 
@@ -41,7 +44,7 @@ constexpr std::size_t kReceiveBuffers = 64;
 
 [[noreturn]] void fail(const char* call, long ret) {
   raise(ErrorCategory::Transport,
-        std::string(call) + " failed: " + fi_strerror(static_cast<int>(-ret)) + " (" +
+        std::string(call) + " failed: " + fabric_library().strerror(static_cast<int>(-ret)) + " (" +
             std::to_string(ret) + ")");
 }
 
@@ -81,7 +84,7 @@ class FabricTransport final : public Transport {
   FabricTransport(const std::string& provider, bool loopback) {
     find_info(provider, loopback);
     provider_ = info_->fabric_attr->prov_name;
-    check("fi_fabric", fi_fabric(info_->fabric_attr, &fabric_, nullptr));
+    check("fi_fabric", fabric_library().fabric(info_->fabric_attr, &fabric_, nullptr));
     check("fi_domain", fi_domain(fabric_, info_, &domain_, nullptr));
 
     fi_av_attr av_attr{};
@@ -149,9 +152,10 @@ class FabricTransport final : public Transport {
     const char* env = std::getenv("FI_PROVIDER");
     const std::string effective = provider.empty() && env ? env : provider;
     const bool network = !effective.empty() && effective != "shm";
+    const FabricLibrary& lib = fabric_library();
     int ret = -FI_ENODATA;
     for (const auto& v : variants) {
-      fi_info* hints = fi_allocinfo();
+      fi_info* hints = lib.dupinfo(nullptr);  // fi_allocinfo()
       if (!hints) raise(ErrorCategory::Transport, "fi_allocinfo failed");
       hints->caps = v.caps;
       hints->mode = FI_CONTEXT | FI_CONTEXT2;
@@ -162,17 +166,23 @@ class FabricTransport final : public Transport {
       // All fi_* calls are serialised by fi_mutex_, which is what
       // FI_THREAD_DOMAIN asks of us.
       hints->domain_attr->threading = FI_THREAD_DOMAIN;
-      if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
+      // Lent, not strdup'ed: libfabric frees with the allocator it binds to
+      // (RTLD_DEEPBIND: libc's), which may not be the one onesided's strdup
+      // binds to (an LD_PRELOADed malloc). Taken back before freeinfo.
+      std::string prov_name = provider;
+      if (!provider.empty()) hints->fabric_attr->prov_name = prov_name.data();
       if (loopback && network)
-        ret = fi_getinfo(kApiVersion, "127.0.0.1", nullptr, FI_SOURCE, hints, &info_);
-      if (ret != 0) ret = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info_);
-      fi_freeinfo(hints);
+        ret = lib.getinfo(kApiVersion, "127.0.0.1", nullptr, FI_SOURCE, hints, &info_);
+      if (ret != 0) ret = lib.getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info_);
+      hints->fabric_attr->prov_name = nullptr;
+      lib.freeinfo(hints);
       if (ret == 0) break;
     }
     if (ret != 0) {
       raise(ErrorCategory::Transport,
             "fi_getinfo found no provider '" + (provider.empty() ? std::string("(any)") : provider) +
-                "' with FI_EP_RDM, FI_MSG|FI_RMA and ordered messages: " + fi_strerror(-ret));
+                "' with FI_EP_RDM, FI_MSG|FI_RMA and ordered messages: " + lib.strerror(-ret) + " (libfabric " +
+                lib.path + ")");
     }
     atomics_ = (info_->caps & FI_ATOMIC) != 0;
     const std::uint64_t order = info_->tx_attr->msg_order;
@@ -193,7 +203,7 @@ class FabricTransport final : public Transport {
     if (av_) fi_close(&av_->fid);
     if (domain_) fi_close(&domain_->fid);
     if (fabric_) fi_close(&fabric_->fid);
-    if (info_) fi_freeinfo(info_);
+    if (info_) fabric_library().freeinfo(info_);
   }
 
   const std::string& provider() const override { return provider_; }
@@ -380,7 +390,7 @@ class FabricTransport final : public Transport {
         ssize_t r = fi_cq_readerr(cq_, &err, 0);
         if (r < 0) fail("fi_cq_readerr", r);
         char buf[256];
-        err_text = std::string(fi_strerror(err.err)) + ": " +
+        err_text = std::string(fabric_library().strerror(err.err)) + ": " +
                    fi_cq_strerror(cq_, err.prov_errno, err.err_data, buf, sizeof buf);
       } else if (n < 0 && n != -FI_EAGAIN) {
         fail("fi_cq_read", n);
