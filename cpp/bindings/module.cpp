@@ -6,6 +6,7 @@
 //   register_notify.cpp      notified RMA: notify and the notification counters
 //   register_request.cpp     Request
 //   register_layout.cpp      Layout: the non-contiguous elements a call touches
+//   register_machine.cpp     what the core sees of the machine: providers, host key
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -118,4 +119,5 @@ PYBIND11_MODULE(_core, m) {
   onesided::python::register_operations(m, window);
   onesided::python::register_sync(m, window);
   onesided::python::register_notify(m, window);
+  onesided::python::register_machine(m);
 }

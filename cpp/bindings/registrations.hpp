@@ -16,5 +16,6 @@ py::class_<Window> register_window(py::module_& m);                        // re
 void register_operations(py::module_& m, py::class_<Window>& window);     // register_operations.cpp
 void register_sync(py::module_& m, py::class_<Window>& window);           // register_sync.cpp
 void register_notify(py::module_& m, py::class_<Window>& window);         // register_notify.cpp
+void register_machine(py::module_& m);                                     // register_machine.cpp
 
 }  // namespace onesided::python

@@ -35,6 +35,10 @@ def op_applies(op: int, dtype: int) -> bool: ...
 def shutdown() -> None: ...
 def load_libfabric(bundled: str) -> tuple[str, str, int, int]:
     """Loads the process's libfabric once; (path, chosen_by, major, minor)."""
+def offered_providers() -> list[dict[str, Any]]:
+    """Every provider and domain the process's libfabric offers (onesided/machine.hpp)."""
+def host_key() -> str:
+    """This process's host key: ranks take the shared-memory path only between equal keys."""
 def _remember_op(obj: object, op: int) -> None: ...
 
 # The operations that have shortcut forms (see Window below).

@@ -34,9 +34,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import _core  # noqa: F401  (loaded first: its libfabric is the one reported)
+from . import _core
+from ._errors import Error
+from ._libfabric import load as libfabric
 from ._hosts import _ipv4_of
-from ._fabric_offer import offered
 from ._world import Comm
 
 __all__ = ["ENVIRONMENT", "add_arguments", "collect", "main", "render"]
@@ -45,6 +46,8 @@ ENVIRONMENT: dict[str, str] = {
     "FI_PROVIDER": "libfabric offers only these providers; a network one here makes every window use it "
                    "(no shared-memory path)",
     "FI_TCP_IFACE": "the interface libfabric's tcp uses (the launcher sets it across hosts unless given)",
+    "ONESIDED_LIBFABRIC": "which libfabric onesided loads: a path, `system` or `bundled` (the wheel's copy, "
+                          "the default; docs/packaging.md)",
     "ONESIDED_SHARED_MEMORY": "off keeps windows off memory shared between ranks (shared-memory path, "
                               "cross-memory attach, lock words)",
     "ONESIDED_FAST_PATH": "old name of ONESIDED_SHARED_MEMORY",
@@ -65,7 +68,7 @@ ENVIRONMENT: dict[str, str] = {
     "PYTHONUNBUFFERED": "the launcher sets it for its ranks unless given, so their prints leave at once",
 }
 """Every variable that changes what onesided chooses, and how. The C++ core
-reads FI_PROVIDER, ONESIDED_SHARED_MEMORY (ONESIDED_FAST_PATH), ONESIDED_NASTY,
+reads FI_PROVIDER, ONESIDED_LIBFABRIC, ONESIDED_SHARED_MEMORY (ONESIDED_FAST_PATH), ONESIDED_NASTY,
 ONESIDED_CONNECT_TIMEOUT and ONESIDED_PROGRESS_*; libfabric reads FI_*."""
 
 _SECRET = {"ONESIDED_TOKEN"}
@@ -133,16 +136,24 @@ def _probe(info: dict[str, str]) -> dict[str, Any]:
 
 
 def _libfabric() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    offer = offered()
+    """The library onesided loaded, every provider it lists, and a probe of
+    each provider onesided can run on (RDM endpoints with messages and RMA),
+    in libfabric's order of preference."""
+    loaded = libfabric()
+    library: dict[str, Any] = {"path": loaded.path, "chosen_by": loaded.chosen_by,
+                               "api_version": "%d.%d" % loaded.version, "error": None}
+    try:
+        entries = _core.offered_providers()
+    except Error as exc:
+        entries, library["error"] = [], str(exc)
     domains: dict[str, list[str]] = {}
-    for entry in offer.entries:
-        where = f"{entry.domain} ({entry.fabric})" if entry.fabric != entry.domain else entry.domain
-        if where not in domains.setdefault(entry.provider, []):
-            domains[entry.provider].append(where)
-    library = {"path": offer.path, "api_version": offer.api_version, "error": offer.error,
-               "all_providers": sorted(domains)}
+    for e in entries:
+        where = f"{e['domain']} ({e['fabric']})" if e["fabric"] != e["domain"] else e["domain"]
+        if where not in domains.setdefault(e["provider"], []):
+            domains[e["provider"]].append(where)
+    library["all_providers"] = sorted(domains)
     providers = []
-    for name in offer.usable():
+    for name in dict.fromkeys(e["provider"] for e in entries if e["rdm"] and e["rma"]):
         # Shared memory kept out: the provider's own path is what is probed.
         found = _probe({"provider": name, "onesided_shared_memory": "off"})
         providers.append({"name": name, "domains": domains[name], **found})
@@ -172,23 +183,10 @@ def _shared_memory() -> dict[str, Any]:
 
 
 def _host_key() -> dict[str, str]:
-    """The parts of the core's host key (cpp/src/memory/host_identity.cpp):
+    """The core's host key (cpp/src/memory/host_identity.hpp), part by part:
     ranks share memory only when all of them are equal."""
-
-    def identity(path: str) -> str:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return "?"
-        return f"{st.st_dev}:{st.st_ino}"
-
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip() or "?"
-    except OSError:
-        boot = "?"
-    return {"boot": boot, "shm": identity("/dev/shm"), "ipc": identity("/proc/self/ns/ipc"),
-            "pid": identity("/proc/self/ns/pid"), "net": identity("/proc/self/ns/net"),
-            "hostname": socket.gethostname()}
+    parts = dict(part.split("=", 1) for part in _core.host_key().split())
+    return {**parts, "hostname": socket.gethostname()}
 
 
 def _dev_shm() -> dict[str, Any]:
@@ -281,7 +279,7 @@ def render(report: dict[str, Any]) -> str:
     """The report as text sections, for people."""
     v, mpi, lib = report["versions"], report["mpi4py"], report["libfabric"]
     out = ["onesided", f"  onesided    {v['onesided']} ({v['onesided_path']})", f"  python      {v['python']}",
-           f"  numpy       {v['numpy']}", f"  libfabric   API {lib['api_version']} ({lib['path'] or 'not loaded'})"]
+           f"  numpy       {v['numpy']}", f"  libfabric   API {lib['api_version']} ({lib['path']}, {lib['chosen_by']})"]
     if not mpi["installed"]:
         out.append("  mpi4py      not installed")
     else:

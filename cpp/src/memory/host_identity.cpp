@@ -1,5 +1,7 @@
 #include "memory/host_identity.hpp"
 
+#include "onesided/machine.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,3 +42,5 @@ std::string host_name() {
 }
 
 }  // namespace onesided::detail
+
+std::string onesided::host_key() { return detail::host_key(); }
