@@ -124,9 +124,11 @@ def interrupt_when_entered(listener: socket.socket, count: int, interrupt: objec
     """Once ``count`` ranks have connected to ``listener``, call ``interrupt``."""
 
     def wait_then_interrupt() -> None:
+        # Still listening after the interrupt: a rank interrupted inside
+        # create_connection may connect again.
         with listener:
             connections = [listener.accept()[0] for _ in range(count)]
-        interrupt()  # type: ignore[operator]
+            interrupt()  # type: ignore[operator]
         for connection in connections:
             connection.close()
 
@@ -172,7 +174,7 @@ def test_a_rank_stuck_in_a_c_call_survives_one_interrupt_and_a_second_stops_all(
     try:
         pids = set(values(ranks.run("import os, onesided\nos.getpid()")))
         ranks.run("win = onesided.Window.Allocate(8, info={'provider': 'shm', 'onesided_notifications': '1'})")
-        listener, connect = entered(2)
+        listener, _ = entered(2)
         watcher = _NoteWatcher()
         monkeypatch.setattr(sys, "stderr", watcher)
 
@@ -182,10 +184,26 @@ def test_a_rank_stuck_in_a_c_call_survives_one_interrupt_and_a_second_stops_all(
             ranks.interrupt()
 
         # Wait_notify waits without the GIL for a notification nobody sends:
-        # the SIGINT cannot land until it returns.
+        # a SIGINT that comes while it waits cannot land until it returns.
+        # One that comes just before (after the rank connected) lands in
+        # Python; the loop takes the rank back into the call, as if it had
+        # come a moment later.
+        port = listener.getsockname()[1]
+        stuck = textwrap.dedent(f"""\
+            import socket
+            entered = None
+            while True:
+                try:
+                    if entered is None:
+                        entered = socket.create_connection(('127.0.0.1', {port}))
+                    win.Wait_notify(0, 1)
+                    break
+                except KeyboardInterrupt:
+                    pass
+        """)
         thread = interrupt_when_entered(listener, 2, interrupt_twice)
         with pytest.raises(onesided.RanksError, match="did not respond to SIGINT"):
-            ranks.run(connect + "win.Wait_notify(0, 1)")
+            ranks.run(stuck)
         thread.join()
         assert "rank(s) 0, 1 did not stop" in watcher.text
         assert not ranks.running
