@@ -240,9 +240,13 @@ def test_ranks_a_program_forgets_end_with_it(tmp_path: Path) -> None:
         code = "import os, onesided\\nwin = onesided.Window.Allocate(64, info={'provider': 'shm'})\\nos.getpid()"
         print(*[r.value for r in ranks.run(code)], flush=True)
     """))
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    pids = {int(word) for word in proc.stdout.split()}
+    # Files, not pipes: reading a pipe to its end would also wait for the
+    # launcher and ranks, which inherit it, and hide ranks that outlive it.
+    out, err = tmp_path / "out", tmp_path / "err"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        proc = subprocess.run([sys.executable, str(script)], stdout=stdout, stderr=stderr, timeout=120)
+    assert proc.returncode == 0, err.read_text()
+    pids = {int(word) for word in out.read_text().split()}
     assert len(pids) == 2
     assert not [pid for pid in pids if alive(pid)]
     assert shared_memory_of(pids) == []
