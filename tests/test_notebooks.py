@@ -13,7 +13,7 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 
 
 def test_there_are_notebooks() -> None:
-    assert {p.stem for p in NOTEBOOKS} >= {"quickstart", "atomics_and_ordering", "performance"}
+    assert {p.stem for p in NOTEBOOKS} >= {"quickstart", "atomics_and_ordering", "performance", "exploration"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

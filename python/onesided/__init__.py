@@ -70,6 +70,7 @@ from ._window_constants import (
     WIN_UNIFIED,
 )
 from ._spawn import LaunchError, launch
+from ._ranks import CellError, RankResult, Ranks, RanksError
 from ._world import Comm, WorldError, world
 
 __version__ = "0.1.0"
@@ -113,6 +114,15 @@ RMW2_COMP_SWAP_EQ: Op = RMW2_OPS["RMW2_COMP_SWAP_EQ"]
 RMW2_COMP_SWAP_GE: Op = RMW2_OPS["RMW2_COMP_SWAP_GE"]
 RMW2_COMP_SWAP_GT: Op = RMW2_OPS["RMW2_COMP_SWAP_GT"]
 RMW2_COMP_SWAP_NE: Op = RMW2_OPS["RMW2_COMP_SWAP_NE"]
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext onesided``: add the ``%%ranks`` cell magic (ranks that live
+    across cells; see :class:`Ranks`). IPython is imported only here."""
+    from ._ranks_magic import load_ipython_extension as load
+
+    load(ipython)  # type: ignore[arg-type]
+
 
 # Progress threads must stop before the interpreter (and libfabric) go away.
 atexit.register(_core.shutdown)
@@ -164,6 +174,10 @@ __all__ = [
     "libfabric",
     "LaunchError",
     "launch",
+    "Ranks",
+    "RankResult",
+    "CellError",
+    "RanksError",
     "SUM",
     "PROD",
     "MAX",

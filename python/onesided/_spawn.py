@@ -45,6 +45,24 @@ def _payload(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     return pickle.dumps(("source", source, fn.__name__, args, kwargs))
 
 
+def _unpack(
+    payload: bytes, namespace: dict[str, Any]
+) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+    """The function, arguments and keyword arguments :func:`_payload` packed.
+    A function sent as source is defined in ``namespace``, so its global
+    names are looked up there."""
+    kind, *rest = pickle.loads(payload)
+    if kind == "ref":
+        module, qualname, args, kwargs = rest
+        obj: Any = __import__(module, fromlist=["_"])
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        return obj, args, kwargs
+    source, name, args, kwargs = rest
+    exec(compile(source, f"<launched {name}>", "exec"), namespace)
+    return namespace[name], args, kwargs
+
+
 def finish(proc: "subprocess.Popen[str]", deadline: float) -> tuple[str, str, bool]:
     """Wait for a launcher (``python -m onesided run`` or mpiexec) started in
     its own session; past ``deadline`` seconds terminate it, which both
@@ -115,18 +133,9 @@ def _rank_main(job: Path) -> int:
 
     rank = world().Get_rank()
     try:
-        kind, *rest = pickle.loads((job / "payload.pickle").read_bytes())
-        if kind == "ref":
-            module, qualname, args, kwargs = rest
-            obj: Any = __import__(module, fromlist=["_"])
-            for part in qualname.split("."):
-                obj = getattr(obj, part)
-            fn = obj
-        else:
-            source, name, args, kwargs = rest
-            namespace: dict[str, Any] = {"__name__": "__onesided_launch__"}
-            exec(compile(source, f"<launched {name}>", "exec"), namespace)
-            fn = namespace[name]
+        fn, args, kwargs = _unpack(
+            (job / "payload.pickle").read_bytes(), {"__name__": "__onesided_launch__"}
+        )
         result = fn(*args, **kwargs)
         (job / f"result.{rank}").write_bytes(pickle.dumps(result))
     except BaseException:
