@@ -25,6 +25,15 @@ LAUNCHERS = ["onesided", "mpiexec"]
 PROVIDERS = ["shm", "tcp;ofi_rxm"]
 
 
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (Linux); a zombie waiting for init counts as gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
 def mpiexec() -> str:
     """MPICH's launcher, for the MPI mpi4py in .venv is built against: Debian
     installs it as mpiexec.mpich, and the plain mpiexec is an alternative that

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import alive
 
 PYTHON_DIR = Path(__file__).resolve().parents[1] / "python"
 # Test the onesided that is importable (an installed build, which has the
@@ -64,15 +65,6 @@ def environment(extra_path: Sequence[Path] = ()) -> dict[str, str]:
     if paths:
         env["PYTHONPATH"] = os.pathsep.join(paths)
     return env
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is running (Linux); a zombie waiting for init counts as gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
 
 
 @dataclass

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from conftest import alive
 
 if importlib.util.find_spec("pytest_timeout") is not None:
     pytestmark = pytest.mark.timeout(120)
@@ -48,14 +49,6 @@ def write(fd, data, piece=None):
 
 REMOTE = ["--hosts", "elsewhere", "--rsh", "sh -c {command}", "--coordinator", "127.0.0.1"]
 """Options that start every rank through the remote shell agent (sh -c runs it here)."""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
 
 
 Run = Callable[..., subprocess.CompletedProcess[bytes]]
@@ -96,7 +89,7 @@ def run(tmp_path: Path) -> Iterator[Run]:
     for directory in directories:
         for path in directory.glob("*.pid"):
             pid = int(path.read_text() or 0)
-            if pid and _alive(pid):
+            if pid and alive(pid):
                 left.append(pid)
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-import textwrap
 import time
 import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import alive
 
 pytest_plugins = ["pytester"]
 
@@ -27,15 +27,6 @@ DEADLINE = 150.0
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess(*PLUGIN, *args, timeout=DEADLINE)
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (Linux); a zombie waiting for init counts as gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
 
 
 def shm_entries_of(pids: list[int]) -> list[str]:

@@ -30,7 +30,6 @@ import json
 import os
 import platform
 import socket
-import sys
 from pathlib import Path
 from typing import Any
 
