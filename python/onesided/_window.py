@@ -169,6 +169,9 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
             # called straight from the instance (no Python frame, no GIL
             # release), which is most of its cost from Python.
             self.Flush = self._flush_inline  # type: ignore[method-assign]
+            # Likewise Unlock: the flush is that fence and the release of
+            # the lock in shared memory never waits.
+            self.Unlock = self._unlock_inline  # type: ignore[method-assign]
         return self
 
     # -- creation --------------------------------------------------------------
