@@ -43,6 +43,8 @@ def _remember_op(obj: object, op: int) -> None: ...
 
 # The operations that have shortcut forms (see Window below).
 SHORTCUT_FORMS: list[str]
+# Those that also have notified shortcut forms (_<name>_notify_shortcut_*).
+NOTIFIED_SHORTCUT_FORMS: list[str]
 
 class Request:
     def _wait(self) -> None: ...
@@ -108,6 +110,9 @@ class Window:
     #   _<name>_shortcut_nogil(keep, win, ...), a static method, releases
     #   the GIL around the core call, then appends the array arguments to
     #   keep[target] (a dict of lists).
+    # Per name in NOTIFIED_SHORTCUT_FORMS, _<name>_notify_shortcut_inline and
+    # _<name>_notify_shortcut_nogil likewise, taking the notification index
+    # last: the operation, then Window.notify, in one call.
     def _shared_query(self, rank: int) -> tuple[Any, int]: ...
     def _attach(self, memory: Buffer) -> None: ...
     def _detach(self, address: int) -> None: ...
