@@ -14,6 +14,7 @@ CHECKS = {
     "putget": 3,
     "lock_contention": 4,
     "lock_contention_create": 4,
+    "lock_wait_gil": 2,
     "flush_visibility": 3,
     "passive_sleep": 2,
     "passive_busy": 2,
@@ -42,7 +43,7 @@ def test_fi_provider_environment_variable_selects_the_provider() -> None:
 
 
 @pytest.mark.parametrize("check", ["counter", "cas", "putget", "lock_contention", "flush_visibility", "passive_busy",
-                                   "threads"])
+                                   "threads", "lock_wait_gil"])
 def test_core_on_the_libfabric_path(check: str) -> None:
     """Ranks on one host take the intra-node fast path by default; with it
     off (as when ranks are on different hosts) shm's libfabric path still

@@ -134,6 +134,16 @@ void register_operations(py::module_& m, py::class_<Window>& cls) {
   add("rmw", shortcut::Rmw{});
   add("rmw2", shortcut::Rmw2{});
   m.attr("SHORTCUT_FORMS") = forms;
+  // Their notified forms, for Put_notify, Get_notify and Accumulate_notify.
+  py::list notified;
+  auto add_notified = [&]<class Operation>(const char* name, Operation) {
+    def_notified_shortcut<Operation>(cls, name);
+    notified.append(name);
+  };
+  add_notified("put", shortcut::Put{});
+  add_notified("get", shortcut::Get{});
+  add_notified("accumulate", shortcut::Accumulate{});
+  m.attr("NOTIFIED_SHORTCUT_FORMS") = notified;
 
   // The full forms. The R* forms pass want_request and get a Request back
   // (else None).

@@ -233,6 +233,70 @@ auto nogil_form(std::index_sequence<I...>) {
   };
 }
 
+// The notified forms (Put_notify, Get_notify, Accumulate_notify): the
+// operation's arguments and then the notification index, issued as the
+// operation followed by Window::notify, in one call instead of three. An
+// index that is not a plain int below the window's count returns false
+// (before anything is issued): the Python layer's full path raises its error.
+inline bool shortcut_index(Window& w, py::handle h, std::size_t& out) {
+  std::int64_t i = 0;
+  if (!shortcut_int(h, i) || i < 0 || static_cast<std::uint64_t>(i) >= w.notifications()) return false;
+  out = static_cast<std::size_t>(i);
+  return true;
+}
+
+template <class Operation, std::size_t... I>
+auto notified_inline_form(std::index_sequence<I...>) {
+  return [](py::handle self, decltype((void)I, py::handle())... handles, py::handle index) {
+    ShortcutCallOf<Operation> call;
+    if (!recognise<Operation>({handles...}, call)) return false;
+    Window& w = checked(self);
+    std::size_t i = 0;
+    if (!shortcut_index(w, index, i)) return false;
+    Operation::issue(w, call);
+    w.notify(call.target, i);
+    return true;
+  };
+}
+
+template <class Operation, std::size_t... I>
+auto notified_nogil_form(std::index_sequence<I...>) {
+  return [](const py::dict& keep, py::handle self, decltype((void)I, py::handle())... handles, py::handle index) {
+    const std::array<py::handle, sizeof...(I)> args{handles...};
+    ShortcutCallOf<Operation> call;
+    if (!recognise<Operation>(args, call)) return false;
+    Window& w = checked(self);
+    std::size_t i = 0;
+    if (!shortcut_index(w, index, i)) return false;
+    constexpr std::size_t n = Operation::kArrays.size();
+    bool issued = false;
+    try {
+      py::gil_scoped_release nogil;
+      Operation::issue(w, call);
+      issued = true;
+      w.notify(call.target, i);
+    } catch (...) {
+      // An issued operation may still read or write its arrays, whatever
+      // became of its notification.
+      if (issued) keep_until_complete(keep, args[n], args.data(), n);
+      throw;
+    }
+    keep_until_complete(keep, args[n], args.data(), n);
+    return true;
+  };
+}
+
+template <class Operation, class Class>
+void def_notified_shortcut(Class& cls, const std::string& name) {
+  constexpr auto arity = std::make_index_sequence<Operation::kArity>();
+  cls.def(("_" + name + "_notify_shortcut_inline").c_str(), notified_inline_form<Operation>(arity));
+  cls.def_static(("_" + name + "_notify_shortcut_nogil").c_str(), notified_nogil_form<Operation>(arity));
+  cls.def_static(("_" + name + "_notify_shortcut").c_str(), [](py::handle self, const py::args&) -> bool {
+    checked(self);
+    return false;
+  });
+}
+
 template <class Operation, class Class>
 void def_shortcut(Class& cls, const std::string& name) {
   constexpr auto arity = std::make_index_sequence<Operation::kArity>();

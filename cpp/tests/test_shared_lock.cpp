@@ -143,6 +143,33 @@ TEST(SharedLock, GrantsInArrivalOrder) {
   EXPECT_TRUE(reader_saw_writer.load());
 }
 
+// lock() in two steps (what the Python binding's Lock uses to keep the GIL
+// when it need not wait): a request is granted at once exactly when lock()
+// would not block, stays ungranted while a conflicting holder remains, and
+// is granted by that holder's unlock, after which wait() returns.
+TEST(SharedLock, RequestIsGrantedExactlyWhenLockWouldNotWait) {
+  SharedLockWord word{};
+  SharedLock lock(word);
+  const std::uint64_t first = lock.request(false);
+  EXPECT_TRUE(lock.granted(first, false)) << "a shared request on a free lock";
+  const std::uint64_t second = lock.request(false);
+  EXPECT_TRUE(lock.granted(second, false)) << "a shared request beside a shared holder";
+  const std::uint64_t writer = lock.request(true);
+  EXPECT_FALSE(lock.granted(writer, true)) << "an exclusive request while shared holders remain";
+  const std::uint64_t late_reader = lock.request(false);
+  EXPECT_FALSE(lock.granted(late_reader, false)) << "a shared request behind a waiting exclusive one";
+  lock.unlock(false);
+  EXPECT_FALSE(lock.granted(writer, true)) << "one shared holder is still in";
+  lock.unlock(false);
+  EXPECT_TRUE(lock.granted(writer, true));
+  EXPECT_FALSE(lock.granted(late_reader, false)) << "the exclusive holder is in";
+  within(std::chrono::seconds(10), [&] { lock.wait(writer, true); }, "wait on a granted request");
+  lock.unlock(true);
+  EXPECT_TRUE(lock.granted(late_reader, false));
+  lock.unlock(false);
+  EXPECT_EQ(word.requests, word.completions);
+}
+
 // Four processes (more than this machine's cores) on one shared mapping:
 // the futex sleep and wake paths work between processes.
 TEST(SharedLock, ProcessesOnOneMapping) {

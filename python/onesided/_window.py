@@ -133,6 +133,10 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
     _compare_and_swap_shortcut: Callable[..., bool]
     _rmw_shortcut: Callable[..., bool]
     _rmw2_shortcut: Callable[..., bool]
+    # ... and the notified ones (the operation, then its notification).
+    _put_notify_shortcut: Callable[..., bool]
+    _get_notify_shortcut: Callable[..., bool]
+    _accumulate_notify_shortcut: Callable[..., bool]
 
     @classmethod
     def _make(cls, memory: Any, disp_unit: int, info: Any, comm: Any, flavor: int) -> "Window":
@@ -169,6 +173,9 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
             # called straight from the instance (no Python frame, no GIL
             # release), which is most of its cost from Python.
             self.Flush = self._flush_inline  # type: ignore[method-assign]
+            # Likewise Unlock: the flush is that fence and the release of
+            # the lock in shared memory never waits.
+            self.Unlock = self._unlock_inline  # type: ignore[method-assign]
         return self
 
     # -- creation --------------------------------------------------------------
@@ -307,6 +314,12 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
             else:
                 form = bindings[f"_{name}_shortcut_inline"].__func__
             setattr(self, f"_{name}_shortcut", form)
+        for name in _core.NOTIFIED_SHORTCUT_FORMS:
+            if self._holds:
+                form = partial(bindings[f"_{name}_notify_shortcut_nogil"].__func__, self._pending)
+            else:
+                form = bindings[f"_{name}_notify_shortcut_inline"].__func__
+            setattr(self, f"_{name}_notify_shortcut", form)
 
     def _issue(self, full: Callable[..., operations.Issued], target_rank: int, *args: Any) -> None:
         # The full path of an operation the shortcut did not take. A

@@ -101,20 +101,25 @@ class WindowNotify(_Base):
     def Put_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> None:
         """Put, then notify ``target_rank``'s counter ``notification_idx`` once
         the data is visible in its window (see the module's guarantees)."""
-        self._notified(lambda: self._put_shortcut(self, origin, target_rank, 0 if target is None else target),
-                       operations.put, target_rank, notification_idx, origin, target)
+        # One binding call when the arguments are plain (see _bind_shortcuts).
+        self._put_notify_shortcut(self, origin, target_rank, 0 if target is None else target, notification_idx) or \
+            self._notified(lambda: self._put_shortcut(self, origin, target_rank, 0 if target is None else target),
+                           operations.put, target_rank, notification_idx, origin, target)
 
     def Get_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> None:
         """Get, then notify the target once its memory has been read (it may
         reuse it). ``origin`` holds the data once the operation completes."""
-        self._notified(lambda: self._get_shortcut(self, origin, target_rank, 0 if target is None else target),
-                       operations.get, target_rank, notification_idx, origin, target)
+        self._get_notify_shortcut(self, origin, target_rank, 0 if target is None else target, notification_idx) or \
+            self._notified(lambda: self._get_shortcut(self, origin, target_rank, 0 if target is None else target),
+                           operations.get, target_rank, notification_idx, origin, target)
 
     def Accumulate_notify(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM,
                           notification_idx: int = 0) -> None:
         """Accumulate (atomic per element, ordered as Accumulate), then notify
         the target once it has been applied."""
-        self._notified(
+        self._accumulate_notify_shortcut(
+            self, origin, target_rank, 0 if target is None else target, op, notification_idx
+        ) or self._notified(
             lambda: self._accumulate_shortcut(self, origin, target_rank, 0 if target is None else target, op),
             operations.accumulate, target_rank, notification_idx, origin, target, op)
 

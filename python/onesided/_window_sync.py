@@ -39,7 +39,10 @@ class WindowSync(_Base):
         """Begin a passive-target epoch at ``rank``; returns once the lock is
         held (exclusive: no other origin holds it; shared: no exclusive holder).
         With MODE_NOCHECK no lock is taken: you promise no conflicting one."""
-        self._lock(_proc_null(rank), mpi_args.lock_type(lock_type), mpi_args.assertion(assertion))
+        # The binding takes the common call (int rank, onesided's lock type,
+        # no assertion) in one step; the rest is translated and checked here.
+        self._lock_shortcut(rank, lock_type, assertion) or self._lock(
+            _proc_null(rank), mpi_args.lock_type(lock_type), mpi_args.assertion(assertion))
 
     def Unlock(self, rank: int) -> None:
         """Complete every operation to ``rank`` (at the target too), then release the lock."""

@@ -7,6 +7,7 @@ Every rank asserts; rank 0 prints "PASS CHECK" at the end.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 import numpy as np
@@ -259,6 +260,44 @@ def check_lock_contention(flavor: str = "allocate") -> None:
     win.Free()
 
 
+def check_lock_wait_releases_gil() -> None:
+    """A Lock that must wait gives up the GIL while it waits (the uncontended
+    one keeps it): rank 1 holds rank 0's lock until a thread of rank 0 tells
+    it, through a second window, to let go. That thread runs only while
+    rank 0's main thread waits in Lock; a Lock holding the GIL never
+    returns, and the launcher's timeout fails the test."""
+    win = Window.Allocate(8, disp_unit=8, info=INFO, comm=comm)
+    bell = Window.Allocate(8, disp_unit=8, info=INFO, comm=comm)
+    rung = np.frombuffer(bell, np.int64)
+    if rank == 1:
+        win.Lock(0)
+    comm.Barrier()
+    if rank == 1:
+        bell.Lock(1, onesided.LOCK_SHARED)  # shared: the helper's put gets in
+        while rung[0] == 0:
+            bell.Sync()
+        bell.Unlock(1)
+        win.Unlock(0)
+    elif rank == 0:
+        waiting = threading.Event()
+
+        def ring() -> None:
+            waiting.wait()
+            with bell.lock(1, shared=True):
+                bell.Put(np.ones(1, np.int64), 1)
+
+        helper = threading.Thread(target=ring)
+        helper.start()
+        waiting.set()  # the helper needs the GIL to act on it: Lock must give it up
+        win.Lock(0)
+        win.Unlock(0)
+        helper.join(timeout=60)
+        assert not helper.is_alive()
+    comm.Barrier()
+    bell.Free()
+    win.Free()
+
+
 def check_flush_visibility() -> None:
     """Flush means remote completion: after rank 1's Put and Flush, rank 2,
     told only through a barrier, reads the new value from rank 0."""
@@ -404,6 +443,7 @@ CHECKS = {
     "putget": check_putget,
     "lock_contention": check_lock_contention,
     "lock_contention_create": lambda: check_lock_contention("create"),
+    "lock_wait_gil": check_lock_wait_releases_gil,
     "flush_visibility": check_flush_visibility,
     "passive_sleep": lambda: check_passive_progress("sleep"),
     "passive_busy": lambda: check_passive_progress("busy"),

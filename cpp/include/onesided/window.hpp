@@ -222,6 +222,13 @@ class Window {
   // Synchronisation.
   void fence(unsigned assertion = 0);
   void lock(int target, LockType type = LockType::Exclusive, unsigned assertion = 0);
+  // lock() in two steps, for a caller that must do something before it may
+  // block (the Python binding releases the GIL only then): begin_lock does
+  // all of lock() but the wait, never blocks, and returns true when the
+  // lock is held; on false, end_lock(target) must follow and blocks until
+  // it is. Errors are lock()'s, each raised by the step that finds it.
+  bool begin_lock(int target, LockType type = LockType::Exclusive, unsigned assertion = 0);
+  void end_lock(int target);
   void unlock(int target);
   void lock_all(unsigned assertion = 0);
   void unlock_all();

@@ -44,12 +44,22 @@ void wait_until(SharedLockWord& w, Ready ready, const std::function<void()>& che
 }  // namespace
 
 void SharedLock::lock(bool exclusive, const std::function<void()>& check) {
-  std::atomic_ref<std::uint64_t> requests(word_.requests), completions(word_.completions);
-  const std::uint64_t before = requests.fetch_add(exclusive ? kWriter : kReader);
-  if (exclusive)
-    wait_until(word_, [&] { return completions.load() == before; }, check);
-  else
-    wait_until(word_, [&] { return (completions.load() & kWriters) == (before & kWriters); }, check);
+  wait(request(exclusive), exclusive, check);
+}
+
+std::uint64_t SharedLock::request(bool exclusive) {
+  return std::atomic_ref<std::uint64_t>(word_.requests).fetch_add(exclusive ? kWriter : kReader);
+}
+
+// An exclusive locker waits for every earlier holder to leave; a shared one
+// only for the earlier exclusive ones.
+bool SharedLock::granted(std::uint64_t ticket, bool exclusive) const {
+  const std::uint64_t done = std::atomic_ref<std::uint64_t>(word_.completions).load();
+  return exclusive ? done == ticket : (done & kWriters) == (ticket & kWriters);
+}
+
+void SharedLock::wait(std::uint64_t ticket, bool exclusive, const std::function<void()>& check) {
+  wait_until(word_, [&] { return granted(ticket, exclusive); }, check);
 }
 
 void SharedLock::unlock(bool exclusive) {

@@ -40,6 +40,14 @@ class SharedLock {
   // runs every 10 ms and may raise to give up (the lock is then unusable:
   // its ticket was taken).
   void lock(bool exclusive, const std::function<void()>& check = {});
+  // lock() in two steps, for a caller that must do something before it
+  // may block (the Python binding releases the GIL): request() takes this
+  // caller's place in line and returns its ticket, after which the lock is
+  // owed to it (it must wait() and later unlock()); granted() says whether
+  // wait() would return at once, with the same acquire ordering.
+  std::uint64_t request(bool exclusive);
+  bool granted(std::uint64_t ticket, bool exclusive) const;
+  void wait(std::uint64_t ticket, bool exclusive, const std::function<void()>& check = {});
   // Release ordering: this holder's stores are visible to the next holder.
   void unlock(bool exclusive);
   // Someone holds the lock or waits for it (a hint: it may change at once).

@@ -13,6 +13,8 @@
 //    takes several locks, so two Lock_alls cannot deadlock.
 #include "locks/window_lock.hpp"
 
+#include <vector>
+
 namespace onesided::detail {
 namespace {
 
@@ -32,6 +34,16 @@ class SharedMemoryLock final : public WindowLock {
   const char* where() const override { return "shared memory (atomic instructions, no messages)"; }
   void acquire(int target, bool exclusive) override { SharedLock(words_[target]).lock(exclusive, check_); }
   void release(int target, bool exclusive) override { SharedLock(words_[target]).unlock(exclusive); }
+  // The ticket taken waits in tickets_ for finish_acquire: one per target,
+  // since a target is locked at most once at a time (epoch.hpp's rules, checked before).
+  bool begin_acquire(int target, bool exclusive) override {
+    SharedLock lock(words_[target]);
+    tickets_[target] = lock.request(exclusive);
+    return lock.granted(tickets_[target], exclusive);
+  }
+  void finish_acquire(int target, bool exclusive) override {
+    SharedLock(words_[target]).wait(tickets_[target], exclusive, check_);
+  }
   void acquire_all() override {
     for (int r = 0; r < s_.nranks; ++r) SharedLock(words_[r]).lock(false, check_);
   }
@@ -47,6 +59,7 @@ class SharedMemoryLock final : public WindowLock {
   std::shared_ptr<void> mapping_;  // keeps words_ mapped
   SharedLockWord* words_;
   bool watching_;
+  std::vector<std::uint64_t> tickets_ = std::vector<std::uint64_t>(static_cast<std::size_t>(s_.nranks));
 };
 
 }  // namespace

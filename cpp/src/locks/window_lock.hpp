@@ -20,6 +20,15 @@ class WindowLock {
   // Blocks until `target`'s lock is held (shared or exclusive), or released.
   virtual void acquire(int target, bool exclusive) = 0;
   virtual void release(int target, bool exclusive) = 0;
+  // acquire() in two steps, for a caller that must do something before it
+  // may block: begin_acquire never blocks and returns true when the lock is
+  // held; otherwise finish_acquire(target) must follow, and blocks until it
+  // is. By default every wait (and all the work) is in finish_acquire.
+  virtual bool begin_acquire(int target, bool exclusive) {
+    (void)target, (void)exclusive;
+    return false;
+  }
+  virtual void finish_acquire(int target, bool exclusive) { acquire(target, exclusive); }
   // Lock_all / Unlock_all: a shared lock at every rank.
   virtual void acquire_all() = 0;
   virtual void release_all() = 0;

@@ -66,7 +66,11 @@ class Window::Impl final : public detail::MessageSink {
   // passive.cpp
   void flush(int target);
   void flush_all();
-  void lock(int target, LockType type, unsigned assertion);
+  void lock(int target, LockType type, unsigned assertion) {
+    if (!begin_lock(target, type, assertion)) end_lock(target);
+  }
+  bool begin_lock(int target, LockType type, unsigned assertion);
+  void end_lock(int target);
   void unlock(int target);
   void lock_all(unsigned assertion);
   void unlock_all();

@@ -24,9 +24,9 @@ void Window::Impl::flush_all() {
   s.observe();
 }
 
-void Window::Impl::lock(int target, LockType type, unsigned assertion) {
+bool Window::Impl::begin_lock(int target, LockType type, unsigned assertion) {
   s.check_live();
-  if (target == kProcNull) return;
+  if (target == kProcNull) return true;
   s.check_rank(target);
   const bool nocheck = (assertion & mode::kNoCheck) != 0;
   {
@@ -36,7 +36,20 @@ void Window::Impl::lock(int target, LockType type, unsigned assertion) {
     epochs.exclusive[target] = type == LockType::Exclusive;
   }
   addressing->epoch_started();
-  if (!nocheck) window_lock->acquire(target, type == LockType::Exclusive);
+  if (!nocheck && !window_lock->begin_acquire(target, type == LockType::Exclusive)) return false;
+  s.observe();
+  return true;
+}
+
+// After a begin_lock that returned false: the epoch is open, the lock
+// requested but not yet granted.
+void Window::Impl::end_lock(int target) {
+  bool exclusive;
+  {
+    std::lock_guard lk(epochs.mutex);
+    exclusive = epochs.exclusive[target];
+  }
+  window_lock->finish_acquire(target, exclusive);
   s.observe();
 }
 
@@ -95,6 +108,10 @@ void Window::Impl::unlock_all() {
 }
 
 void Window::lock(int target, LockType type, unsigned assertion) { impl_->lock(target, type, assertion); }
+bool Window::begin_lock(int target, LockType type, unsigned assertion) {
+  return impl_->begin_lock(target, type, assertion);
+}
+void Window::end_lock(int target) { impl_->end_lock(target); }
 void Window::unlock(int target) { impl_->unlock(target); }
 void Window::lock_all(unsigned assertion) { impl_->lock_all(assertion); }
 void Window::unlock_all() { impl_->unlock_all(); }
