@@ -105,7 +105,16 @@ void ProgressEngine::run() {
   auto nap = kShortNap;
   bool contended = false;
   auto contended_at = last_event;
+  unsigned idle_polls = 0;
   while (!stop_) {
+    if (callers_.load(std::memory_order_relaxed) > 0) {
+      // A thread in wait() polls for the whole process: everything this
+      // thread would do, it does, in the thread that wants the result.
+      // A plain sleep, not the doorbell: rings need not wake us, and
+      // ringers skip the futex call while nobody sleeps on the bell.
+      std::this_thread::sleep_for(kStandAside);
+      continue;
+    }
     std::size_t n = 0;
     try {
       n = poll();
@@ -118,7 +127,8 @@ void ProgressEngine::run() {
       nap = kShortNap;
       continue;
     }
-    // Three regimes. Right after an event, while a remote origin holds a
+    // Three regimes (besides standing aside for a waiting thread, above).
+    // Right after an event, while a remote origin holds a
     // lock here (RMA may arrive at any moment, and shm needs this process to
     // poll even for puts), or while an event loop awaits a request (it does
     // not poll: this thread completes the request), spin, yielding: traffic is answered in
@@ -132,6 +142,10 @@ void ProgressEngine::run() {
         expected_.load(std::memory_order_relaxed) > 0 || watched_busy() || ReadyFd::any_awaited();
     if (contended && now - contended_at > kReprobe) contended = false;  // the application may be done
     if ((expected || now - last_event < spin_) && !contended) {
+      // Poll back to back, as a raw fi_cq_read loop does, yielding only
+      // now and then: a request that arrives during a yield's system call
+      // waits for it to return.
+      if (++idle_polls % kYieldEvery != 0) continue;
       std::this_thread::yield();
       if (clock::now() - now > kContendedYield) {
         contended = true;
