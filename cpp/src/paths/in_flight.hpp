@@ -7,12 +7,24 @@
 // Every operation gets the next sequence number of its target; a flush
 // notes the next number to be handed out (its cut) and waits until no
 // operation numbered below the cut is still outstanding.
+//
+// Per target, the numbers from `low` (the oldest operation not yet ended)
+// to `next` have one flag each, ended or not, in issue order; when the
+// oldest ends, `low` moves past every ended one. So "drained up to the cut"
+// is `low >= cut`: one atomic load, no lock, which a flush polls in its
+// loop. No allocation per operation (the flags' deque reuses its blocks).
+//
+// Who writes what: the flags, `low` and `next` are written under the
+// slot's mutex; `low` and `next` are also read without it (acquire: the
+// release that moved `low` past an operation comes after everything its
+// completion did, and a thread's own begin() is visible to its cut()).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
-#include <set>
 
 namespace onesided::detail {
 
@@ -26,41 +38,41 @@ class InFlight {
   Token begin(int target) {
     Slot& s = slots_[target];
     std::lock_guard lk(s.mutex);
-    const Token t = s.next++;
-    s.outstanding.insert(s.outstanding.end(), t);
+    const Token t = s.next.load(std::memory_order_relaxed);
+    s.ended.push_back(0);
+    s.next.store(t + 1, std::memory_order_release);
     return t;
   }
   void end(int target, Token token) {
     Slot& s = slots_[target];
     std::lock_guard lk(s.mutex);
-    s.outstanding.erase(token);
+    Token low = s.low.load(std::memory_order_relaxed);
+    s.ended[token - low] = 1;
+    while (!s.ended.empty() && s.ended.front()) {
+      s.ended.pop_front();
+      ++low;
+    }
+    s.low.store(low, std::memory_order_release);
   }
 
   // True while the operation `token` to `target` has not ended.
   bool pending(int target, Token token) {
     Slot& s = slots_[target];
     std::lock_guard lk(s.mutex);
-    return s.outstanding.count(token) != 0;
+    const Token low = s.low.load(std::memory_order_relaxed);
+    return token >= low && !s.ended[token - low];
   }
 
   // drained(target, cut(target)) holds once every operation begun before
   // the cut has ended.
-  Token cut(int target) {
-    Slot& s = slots_[target];
-    std::lock_guard lk(s.mutex);
-    return s.next;
-  }
-  bool drained(int target, Token cut) {
-    Slot& s = slots_[target];
-    std::lock_guard lk(s.mutex);
-    return s.outstanding.empty() || *s.outstanding.begin() >= cut;
-  }
+  Token cut(int target) const { return slots_[target].next.load(std::memory_order_acquire); }
+  bool drained(int target, Token cut) const { return slots_[target].low.load(std::memory_order_acquire) >= cut; }
 
  private:
   struct Slot {
     std::mutex mutex;
-    Token next = 0;
-    std::set<Token> outstanding;
+    std::atomic<Token> next{0}, low{0};
+    std::deque<std::uint8_t> ended;  // guarded by mutex: tokens low .. next-1
   };
   std::unique_ptr<Slot[]> slots_;
 };

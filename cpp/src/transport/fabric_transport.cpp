@@ -16,6 +16,7 @@
 #include <rdma/fi_atomic.h>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -403,7 +404,9 @@ class FabricTransport final : public Transport {
     }
     for (ssize_t i = 0; i < n; ++i) dispatch(static_cast<OpContext*>(entries[i].op_context), entries[i].len, nullptr);
     if (n > 0) handled = static_cast<std::size_t>(n);
-    if (handled) {
+    // Completions may have freed what a deferred post waited for; the
+    // next poll retries it anyway, so skip the lock when nothing waits.
+    if (handled && any_deferred_.load(std::memory_order_relaxed)) {
       std::lock_guard lk(fi_mutex_);
       drain_deferred();
     }
@@ -428,6 +431,7 @@ class FabricTransport final : public Transport {
       if (ret != -FI_EAGAIN) fail(call, ret);
     }
     deferred_.push_back(Deferred{call, std::function<ssize_t()>(std::forward<F>(attempt))});
+    any_deferred_.store(true, std::memory_order_relaxed);
   }
 
   void drain_deferred() {
@@ -436,6 +440,7 @@ class FabricTransport final : public Transport {
       if (ret == -FI_EAGAIN) return;
       const char* call = deferred_.front().call;
       deferred_.pop_front();
+      if (deferred_.empty()) any_deferred_.store(false, std::memory_order_relaxed);
       if (ret != 0) fail(call, ret);
     }
   }
@@ -584,7 +589,8 @@ class FabricTransport final : public Transport {
   MessageHandler handler_;
   mutable std::mutex fi_mutex_;  // serialises every fi_* call
   std::mutex progress_mutex_;  // one dispatcher at a time keeps message order
-  std::deque<Deferred> deferred_;
+  std::deque<Deferred> deferred_;  // guarded by fi_mutex_
+  std::atomic<bool> any_deferred_{false};  // !deferred_.empty(), written under fi_mutex_, read without
   std::vector<std::unique_ptr<OpContext>> receives_;  // posted receive buffers
   const std::uint64_t sender_id_ = std::random_device{}() ^ (std::uint64_t(::getpid()) << 32);
   std::unordered_map<PeerAddr, std::uint64_t> next_seq_;  // guarded by fi_mutex_

@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 
 #include <cstdlib>
+#include <ctime>
 
 namespace onesided::detail {
 namespace {
@@ -15,6 +16,14 @@ std::chrono::microseconds env_us(const char* name, long fallback) {
     if (end != v && x >= 0) return std::chrono::microseconds(x);
   }
   return std::chrono::microseconds(fallback);
+}
+
+// CPU time of every thread of this process so far (a system call, taken
+// only around the spin loop's occasional yields).
+std::chrono::nanoseconds process_cpu() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
 }  // namespace
@@ -105,7 +114,16 @@ void ProgressEngine::run() {
   auto nap = kShortNap;
   bool contended = false;
   auto contended_at = last_event;
+  unsigned idle_polls = 0;
   while (!stop_) {
+    if (callers_.load(std::memory_order_relaxed) > 0) {
+      // A thread in wait() polls for the whole process: everything this
+      // thread would do, it does, in the thread that wants the result.
+      // A plain sleep, not the doorbell: rings need not wake us, and
+      // ringers skip the futex call while nobody sleeps on the bell.
+      std::this_thread::sleep_for(kStandAside);
+      continue;
+    }
     std::size_t n = 0;
     try {
       n = poll();
@@ -118,7 +136,8 @@ void ProgressEngine::run() {
       nap = kShortNap;
       continue;
     }
-    // Three regimes. Right after an event, while a remote origin holds a
+    // Three regimes (besides standing aside for a waiting thread, above).
+    // Right after an event, while a remote origin holds a
     // lock here (RMA may arrive at any moment, and shm needs this process to
     // poll even for puts), or while an event loop awaits a request (it does
     // not poll: this thread completes the request), spin, yielding: traffic is answered in
@@ -127,13 +146,23 @@ void ProgressEngine::run() {
     // milliseconds; a yield that took that long marks the core contended for
     // a while, and then, as when traffic is merely recent, we take short
     // sleeps: a thread waking from sleep is scheduled ahead of a CPU-bound
-    // one. When idle, nap with growing pauses to leave the cores alone.
+    // one. Only this process's own threads count: when another process
+    // took the core (a loaded machine), napping gives our application
+    // nothing and makes every remote operation wait for a wake-up, so we
+    // keep spinning, as a raw fi_cq_read loop would. When idle, nap with
+    // growing pauses to leave the cores alone.
     const bool expected =
         expected_.load(std::memory_order_relaxed) > 0 || watched_busy() || ReadyFd::any_awaited();
     if (contended && now - contended_at > kReprobe) contended = false;  // the application may be done
     if ((expected || now - last_event < spin_) && !contended) {
+      // Poll back to back, as a raw fi_cq_read loop does, yielding only
+      // now and then: a request that arrives during a yield's system call
+      // waits for it to return.
+      if (++idle_polls % kYieldEvery != 0) continue;
+      const auto ours_before = process_cpu();
       std::this_thread::yield();
-      if (clock::now() - now > kContendedYield) {
+      const auto took = clock::now() - now;
+      if (took > kContendedYield && process_cpu() - ours_before > took / 2) {
         contended = true;
         contended_at = now;
       }

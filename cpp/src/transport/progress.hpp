@@ -1,8 +1,9 @@
 // The progress engine. libfabric's shm and tcp providers progress data only
 // when somebody polls, so a background thread polls on the process's behalf:
 // passive-target operations complete while the target computes, sleeps or
-// holds the GIL. Threads that wait for their own operations poll too, which
-// keeps their latency off the background thread's schedule.
+// holds the GIL. Threads that wait for their own operations poll
+// themselves, which keeps their latency off the background thread's
+// schedule; while one does, the background thread sleeps (stands aside).
 #pragma once
 
 #include <atomic>
@@ -28,15 +29,23 @@ class ProgressEngine {
   ProgressEngine& operator=(const ProgressEngine&) = delete;
 
   // Polls until done() holds. Raises a Transport error if the fabric failed.
+  // The calling thread reaps its own completions, as a raw fi_cq_read loop
+  // does: while any thread waits here the background thread stands aside
+  // (run()), so no completion is handed from one thread to another and no
+  // third thread competes for the cores and the CQ.
   template <class Pred>
   void wait(Pred&& done) {
+    Caller in(callers_);
     unsigned idle = 0;
     while (!done()) {
       check_failure();
-      if (poll() == 0 && ++idle > 64) {
-        // Another thread (often the background one) is progressing, or
-        // nothing has arrived yet: let the other ranks' threads run, which
-        // matters when ranks outnumber cores.
+      if (poll() != 0) {
+        idle = 0;
+      } else if (++idle > 64 && idle % kYieldEvery == 0) {
+        // Nothing has arrived yet (or another waiting thread holds the
+        // poll): let the other ranks' threads run, which matters when
+        // ranks outnumber cores. Not on every poll: a yield is a system
+        // call (0.5 us in a VM), longer than an shm round trip's share.
         std::this_thread::yield();
       }
     }
@@ -100,8 +109,16 @@ class ProgressEngine {
   // this host ends it early); returns what a poll found meanwhile.
   std::size_t rest(std::chrono::microseconds d);
 
+  // A thread inside wait(), counted while it is there.
+  struct Caller {
+    std::atomic<int>& n;
+    explicit Caller(std::atomic<int>& c) : n(c) { n.fetch_add(1, std::memory_order_relaxed); }
+    ~Caller() { n.fetch_sub(1, std::memory_order_relaxed); }
+  };
+
   Transport& transport_;
   std::atomic<bool> stop_{false};
+  std::atomic<int> callers_{0};  // threads in wait(), which poll for the process
   std::atomic<std::uint64_t> delivered_{0};  // see observe()
   std::atomic<bool> failed_{false};
   std::atomic<int> expected_{0};
@@ -112,6 +129,12 @@ class ProgressEngine {
   std::mutex failure_mutex_;
   std::string failure_;
   static constexpr std::chrono::microseconds kShortNap{10};
+  // While spinning (wait(), and run()'s hot regime), yield the core on
+  // every this-many-th idle poll.
+  static constexpr unsigned kYieldEvery = 16;
+  // How long the background thread sleeps, without polling, while a thread
+  // in wait() polls; it resumes at most this long after the last one left.
+  static constexpr std::chrono::microseconds kStandAside{50};
   static constexpr std::chrono::microseconds kContendedYield{500};
   static constexpr std::chrono::milliseconds kReprobe{20};
   std::chrono::microseconds spin_;      // spin this long after an event
