@@ -6,7 +6,6 @@
 // are real symbols rather than inline wrappers over ops tables are called
 // through fabric_library(), the libfabric this process chose.
 #include <rdma/fabric.h>
-#include <dirent.h>
 #include <unistd.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -24,9 +23,7 @@
 #include <random>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -97,7 +94,14 @@ class FabricTransport final : public Transport {
     cq_attr.wait_obj = FI_WAIT_NONE;
     check("fi_cq_open", fi_cq_open(domain_, &cq_attr, &cq_, nullptr));
 
-    if (provider_ == "shm") remove_stale_shm_regions();
+    if (provider_ == "shm") {
+      // shm names its region /dev/shm/<pid>:<n>:...; a killed process cannot
+      // remove it, and a later one with the same pid then fails fi_enable with
+      // EBUSY. So before the first shm endpoint, regions named after this pid
+      // go, and those of dead processes too (memory/stale_shm.hpp).
+      static std::once_flag once;
+      std::call_once(once, [] { remove_stale_shared_memory(true); });
+    }
     check("fi_endpoint", fi_endpoint(domain_, info_, &ep_, nullptr));
     check("fi_ep_bind(av)", fi_ep_bind(ep_, &av_->fid, 0));
     check("fi_ep_bind(cq)", fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV));
@@ -124,16 +128,6 @@ class FabricTransport final : public Transport {
       post_receive(ctx.get());
       receives_.push_back(std::move(ctx));
     }
-  }
-
-  // libfabric's shm names its region /dev/shm/<pid>:<n>:... A process that
-  // was killed cannot remove its region, and a later process that gets the
-  // same pid then fails fi_enable with EBUSY. Before this process opens its
-  // first shm endpoint, every region named after its pid is such a
-  // leftover; those of dead processes go too (memory/stale_shm.hpp).
-  static void remove_stale_shm_regions() {
-    static std::once_flag once;
-    std::call_once(once, [] { remove_stale_shared_memory(true); });
   }
 
   // Asks for the most we can use and settles for less: native atomics with
