@@ -54,3 +54,56 @@ def test_a_job_that_outlives_its_timeout_is_killed() -> None:
 def test_functions_without_source_are_refused() -> None:
     with pytest.raises(onesided.LaunchError, match="source"):
         onesided.launch(eval("lambda: 1"), 2)
+
+
+def test_an_interrupted_launch_stops_its_ranks(tmp_path) -> None:
+    """KeyboardInterrupt in the caller (a notebook's interrupt, Ctrl-C in
+    pytest) stops the launcher and its ranks, which live in a session of
+    their own and would otherwise run on until their timeout."""
+    import os
+    import select
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    from conftest import alive
+
+    fifo = tmp_path / "pids"
+    os.mkfifo(fifo)
+    script = tmp_path / "caller.py"
+    script.write_text(textwrap.dedent(f"""
+        import onesided
+
+        def waits():
+            import os, time
+            with open({str(fifo)!r}, "w") as f:
+                f.write(f"{{os.getpid()}}\\n")
+            time.sleep(600)
+
+        onesided.launch(waits, 2, timeout=600)
+    """))
+    caller = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Read-write, so the FIFO always has a writer: select then wakes on data
+    # only, never on a rank closing its end.
+    reader = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    pids: list[int] = []
+    text = ""
+    deadline = time.monotonic() + 60
+    try:
+        # Each rank's pid arrives through the FIFO once it runs: wait for both.
+        while len(pids) < 2 and time.monotonic() < deadline:
+            ready, _, _ = select.select([reader], [], [], deadline - time.monotonic())
+            chunk = os.read(reader, 4096).decode() if ready else ""
+            text += chunk
+            pids = [int(p) for p in text.split()]
+        assert len(pids) == 2, f"the ranks did not start: {text!r}"
+        caller.send_signal(signal.SIGINT)
+        _, err = caller.communicate(timeout=30)
+    finally:
+        os.close(reader)
+        if caller.poll() is None:
+            caller.kill()
+            caller.communicate()
+    assert "KeyboardInterrupt" in err, err
+    assert [p for p in pids if alive(p)] == [], "ranks outlived the interrupted launch"

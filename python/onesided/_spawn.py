@@ -67,18 +67,34 @@ def finish(proc: "subprocess.Popen[str]", deadline: float) -> tuple[str, str, bo
     """Wait for a launcher (``python -m onesided run`` or mpiexec) started in
     its own session; past ``deadline`` seconds terminate it, which both
     launchers forward to their ranks, and kill its group if that does not
-    end it. Returns (stdout, stderr, whether the deadline passed)."""
+    end it. Returns (stdout, stderr, whether the deadline passed).
+
+    An interrupt while waiting (KeyboardInterrupt in a notebook or a pytest
+    run, or any other exception) stops the launcher the same way before it
+    propagates: the launcher lives in its own session, so the terminal's
+    SIGINT never reached it or its ranks, and nothing else would stop them
+    before their own timeout."""
     try:
         out, err = proc.communicate(timeout=deadline)
         return out or "", err or "", False
     except subprocess.TimeoutExpired:
-        proc.terminate()
-        try:
-            out, err = proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate(timeout=15)
-        return out or "", err or "", True
+        out, err = _stop(proc)
+        return out, err, True
+    except BaseException:
+        _stop(proc)
+        raise
+
+
+def _stop(proc: "subprocess.Popen[str]") -> tuple[str, str]:
+    """SIGTERM to the launcher (it stops its ranks), SIGKILL to its group if
+    that does not end it within 15 s; returns what it printed meanwhile."""
+    proc.terminate()
+    try:
+        out, err = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=15)
+    return out or "", err or ""
 
 
 def launch(
