@@ -308,18 +308,14 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
         # (__func__ of pybind11's method wrappers), so the window holds no
         # reference to itself.
         bindings = vars(_core.Window)
-        for name in _core.SHORTCUT_FORMS:
+        shortcuts = [f"_{name}_shortcut" for name in _core.SHORTCUT_FORMS]
+        shortcuts += [f"_{name}_notify_shortcut" for name in _core.NOTIFIED_SHORTCUT_FORMS]
+        for shortcut in shortcuts:
             if self._holds:
-                form = partial(bindings[f"_{name}_shortcut_nogil"].__func__, self._pending)
+                form = partial(bindings[f"{shortcut}_nogil"].__func__, self._pending)
             else:
-                form = bindings[f"_{name}_shortcut_inline"].__func__
-            setattr(self, f"_{name}_shortcut", form)
-        for name in _core.NOTIFIED_SHORTCUT_FORMS:
-            if self._holds:
-                form = partial(bindings[f"_{name}_notify_shortcut_nogil"].__func__, self._pending)
-            else:
-                form = bindings[f"_{name}_notify_shortcut_inline"].__func__
-            setattr(self, f"_{name}_notify_shortcut", form)
+                form = bindings[f"{shortcut}_inline"].__func__
+            setattr(self, shortcut, form)
 
     def _issue(self, full: Callable[..., operations.Issued], target_rank: int, *args: Any) -> None:
         # The full path of an operation the shortcut did not take. A
