@@ -14,6 +14,7 @@ def test_table_kinds() -> None:
     for provider in ("tcp;ofi_rxm", "verbs;ofi_rxm", "shm", "efa", "sockets"):
         assert executor_of(provider, "provider").kind == "provider", provider
     assert executor_of("tcp;ofi_rxm", "shared-memory").kind == "cpu"
+    assert executor_of("shm", "cross-memory").kind == "origin"
     assert executor_of("someday", "provider").kind == "unknown"
     assert all(e.kind in ("nic", "provider") for e in PROVIDER_EXECUTORS.values())
 
@@ -22,7 +23,8 @@ def test_table_kinds() -> None:
     "flavor, provider, kind, words",
     [
         ("allocate", "shm", "cpu", "atomic instructions on shared memory"),
-        ("create", "shm", "provider", "shm provider applies them in software at the target"),
+        ("create", "shm", "origin", "by cross-memory attach, under the target's lock"),
+        ("create", "tcp;ofi_rxm", "provider", "ofi_rxm carries atomics as messages"),
         ("allocate", "tcp;ofi_rxm", "provider", "ofi_rxm carries atomics as messages"),
     ],
 )
@@ -35,7 +37,8 @@ def test_window_reports_executor(flavor: str, provider: str, kind: str, words: s
     try:
         report = win.atomics
         assert report.executor.kind == kind and words in report.executor.description, report.executor
-        assert f"native ({kind})" in repr(win)
+        # The cross-memory path runs every dtype in software, by the origin.
+        assert (f"native ({kind})" if kind != "origin" else "software (onesided, by the origin)") in repr(win)
         assert f"executed by {kind}: " in str(report)
     finally:
         win.Free()

@@ -12,14 +12,17 @@ if TYPE_CHECKING:
 
 
 class Executor(NamedTuple):
-    """Who applies a window's native atomics at the target.
+    """Who applies a window's atomics.
 
     ``kind`` is one of ``"nic"`` (the network card, in hardware),
     ``"provider"`` (libfabric's provider, in software at the target, inside
     the target's libfabric progress), ``"cpu"`` (the calling thread's own
-    atomic instructions on shared memory) or ``"unknown"`` (a provider
-    onesided has no entry for). Software atomics are always onesided's own
-    kernels in the target's progress engine."""
+    atomic instructions on shared memory), ``"origin"`` (the cross-memory
+    path: the calling rank applies onesided's kernels to the target's
+    memory by cross-memory attach, under the target's lock) or
+    ``"unknown"`` (a provider onesided has no entry for). Elsewhere,
+    software atomics are onesided's own kernels in the target's progress
+    engine."""
 
     kind: str
     description: str
@@ -50,9 +53,13 @@ sockets); docs/atomics.md has the table."""
 
 
 def executor_of(provider: str, path: str) -> Executor:
-    """Who applies native atomics on a window with ``provider`` and data ``path``."""
+    """Who applies the atomics of a window with ``provider`` and data
+    ``path``: its native ones, or on the cross-memory path all of them."""
     if path == "shared-memory" or path.startswith("nasty(shared-memory"):
         return Executor("cpu", "the calling thread's atomic instructions on shared memory")
+    if path == "cross-memory" or path.startswith("nasty(cross-memory"):
+        return Executor("origin", "the calling rank reads, applies and writes back the target's elements by "
+                        "cross-memory attach, under the target's lock in shared memory; the target takes no part")
     name = provider.split(";")[0] if provider.split(";")[0] in PROVIDER_EXECUTORS else provider
     return PROVIDER_EXECUTORS.get(
         provider, PROVIDER_EXECUTORS.get(name, Executor("unknown", f"{provider}: libfabric does not say whether "
@@ -127,7 +134,8 @@ class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
         if native:
             parts.append(f"native ({self.executor.kind}) " + ",".join(native))
         if software:
-            parts.append("software (onesided) " + ",".join(software))
+            by = "onesided, by the origin" if self.executor.kind == "origin" else "onesided"
+            parts.append(f"software ({by}) " + ",".join(software))
         return "; ".join(parts)
 
     def __str__(self) -> str:

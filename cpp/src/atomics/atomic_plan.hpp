@@ -1,5 +1,6 @@
 // Which path each dtype's accumulate-style ops take on a window: native
-// (the provider's atomics) or software (onesided's kernels at the target).
+// (the provider's atomics) or software (onesided's kernels: at the target,
+// or by the caller on a cross-memory window).
 //
 // The rule: a dtype goes native only when every declared op that applies to
 // it is native, in the shape its function needs, at every rank. Otherwise
@@ -64,6 +65,14 @@ class AtomicPlan {
           lock_free(d.id) ? AtomicPath{true, "shared-memory path: lock-free CPU atomics on shared memory"}
                           : AtomicPath{false, "shared-memory path: CPU stripe locks on shared memory (no "
                                               "lock-free atomic of this size)"};
+    return p;
+  }
+
+  // Every dtype on one path that is not the provider's: `reason` says
+  // which (the cross-memory atomics, paths/cross_memory_atomics.hpp).
+  static AtomicPlan uniform(const std::string& reason) {
+    AtomicPlan p;
+    for (const auto& d : kDtypes) p.paths_[static_cast<std::size_t>(d.id)] = AtomicPath{false, reason};
     return p;
   }
 

@@ -1,19 +1,24 @@
 // The cross-memory path: a Create window whose ranks are all on this host
-// and can reach each other's memory (probed at creation) moves puts and
-// gets by cross-memory attach instead of through the provider.
+// and can reach each other's memory (probed at creation) moves its data by
+// cross-memory attach instead of through the provider, and needs no
+// progress at the target.
 //
 // Invariants:
 //  - Memory touched: puts and gets copy straight between this process and
 //    the target's window with process_vm_writev/readv, in the calling
-//    thread (a non-contiguous one as one vectored call); accumulate-style ops stay on the provider path's routes, the
-//    window's single atomic path.
-//  - Locks: none.
-//  - Order and completion: a put or get is complete at the target when its
-//    call returns; puts and gets stay unordered with respect to each other
-//    as MPI allows. Atomics complete as on the provider path.
+//    thread (a non-contiguous one as one vectored call). Accumulate-style
+//    ops of every dtype take the cross-memory atomics
+//    (cross_memory_atomics.hpp), the window's one atomic path: the calling
+//    rank applies them under the target's atomic lock.
+//  - Locks: the target's atomic lock word (shared memory), per atomic op.
+//  - Order and completion: every op is complete at the target when its call
+//    returns, so every accumulate_ordering pair is kept. Only notifications
+//    travel through the provider (a Notify message, as on the provider
+//    path), so flush(t) still waits for their acknowledgements.
 #include <vector>
 
 #include "memory/cross_memory.hpp"
+#include "paths/cross_memory_atomics.hpp"
 #include "paths/paths.hpp"
 #include "paths/provider_path.hpp"
 
@@ -22,10 +27,17 @@ namespace {
 
 class CrossMemoryPath final : public ProviderPath {
  public:
-  explicit CrossMemoryPath(WindowState& s)
+  CrossMemoryPath(WindowState& s, std::shared_ptr<void> mapping, SharedLockWord* atomic_words)
       : ProviderPath(s, "cross-memory",
-                     "puts and gets by cross-memory attach (process_vm_writev/readv); accumulate-style ops "
-                     "through provider " + s.provider) {}
+                     "puts, gets and accumulate-style ops by cross-memory attach (process_vm_writev/readv), "
+                     "atomics under the target's lock in shared memory; notifications through provider " +
+                         s.provider),
+        atomics_(s, std::move(mapping), atomic_words) {}
+
+  std::string ordering() const override {
+    return "cross-memory path: each op takes effect before its call returns; every order kept";
+  }
+  void accumulate(const Where& w, const AtomicCall& call, const RequestPtr&) override { atomics_.apply(w, call); }
 
   void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) override {
     if (w.local) return ProviderPath::put(w, origin, bytes, request);
@@ -58,12 +70,14 @@ class CrossMemoryPath final : public ProviderPath {
     for (const Piece& q : pieces) out.push_back({local + q.origin, remote + q.target, q.bytes});
     return out;
   }
+  CrossMemoryAtomics atomics_;
 };
 
 }  // namespace
 
-std::unique_ptr<DataPath> cross_memory_path(WindowState& state, SoftwareAtomics*& software) {
-  auto path = std::make_unique<CrossMemoryPath>(state);
+std::unique_ptr<DataPath> cross_memory_path(WindowState& state, SoftwareAtomics*& software,
+                                            std::shared_ptr<void> mapping, SharedLockWord* atomic_words) {
+  auto path = std::make_unique<CrossMemoryPath>(state, std::move(mapping), atomic_words);
   software = &path->software();
   return path;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "locks/shared_lock.hpp"
 #include "paths/data_path.hpp"
 #include "window/state.hpp"
 
@@ -18,9 +19,12 @@ std::unique_ptr<DataPath> shared_memory_path(WindowState& state);
 // state.plan says. `software` is set to the path's software atomics, whose
 // target side the window's message dispatch serves.
 std::unique_ptr<DataPath> provider_path(WindowState& state, SoftwareAtomics*& software);
-// As provider_path, with puts and gets by cross-memory attach (every rank
-// reaches every other's window through process_vm_writev/readv).
-std::unique_ptr<DataPath> cross_memory_path(WindowState& state, SoftwareAtomics*& software);
+// As provider_path, with puts, gets and atomics by cross-memory attach
+// (every rank reaches every other's window through process_vm_writev/readv);
+// `atomic_words`, in `mapping`, are the ranks' atomic locks. Only
+// notifications use the provider.
+std::unique_ptr<DataPath> cross_memory_path(WindowState& state, SoftwareAtomics*& software,
+                                            std::shared_ptr<void> mapping, SharedLockWord* atomic_words);
 
 // Nasty mode around `inner`.
 std::unique_ptr<DataPath> nasty_path(std::unique_ptr<DataPath> inner, WindowState& state, std::uint64_t seed);

@@ -11,6 +11,7 @@
 #include "memory/checked.hpp"
 #include "memory/cross_memory.hpp"
 #include "memory/host_identity.hpp"
+#include "paths/cross_memory_atomics.hpp"
 #include "paths/paths.hpp"
 #include "window/impl.hpp"
 #include "window/agreement.hpp"
@@ -264,28 +265,36 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   } else {
     notify_counters = NotifyCounters::owned(s.notifications);
   }
+  // Window locks in shared memory (and, with cross-memory attach, the
+  // ranks' atomic locks after them) need a mapping: the window's own, or a
+  // small segment. Failing to make it raises at every rank alike: every
+  // rank then keeps lock messages and the provider's atomics.
+  std::shared_ptr<SharedSegment> segment = s.shared;
+  SharedLockWord* words = nullptr;
+  if (locks) {
+    if (!segment) {
+      try {
+        segment = SharedSegment::create(*s.group, 0, false, (cma ? 2 : 1) * lock_bytes(s.nranks));
+      } catch (const Error&) {
+        segment = nullptr;
+      }
+    }
+    if (segment) words = s.shared ? lock_words(*segment) : reinterpret_cast<SharedLockWord*>(segment->control());
+  }
+  cma = cma && words && !s.shared;
+  if (cma) s.plan = AtomicPlan::uniform(CrossMemoryAtomics::reason());
   path = shared_memory_path ? detail::shared_memory_path(s)
-         : cma              ? cross_memory_path(s, software)
+         : cma              ? cross_memory_path(s, software, segment, words + s.nranks)
                             : provider_path(s, software);
   if (config.nasty_seed) path = nasty_path(std::move(path), s, *config.nasty_seed);
   addressing = s.flavor == Flavor::Dynamic ? attached_regions(s) : window_extent(s);
-  if (shared_memory_path) {
+  // The target polls while an origin holds its lock when something the
+  // origin does needs its progress: not with cross-memory attach, where
+  // only notifications arrive, and they ring.
+  if (shared_memory_path)
     window_lock = shared_memory_lock(s, s.shared, lock_words(*s.shared), false);
-  } else if (locks) {
-    std::shared_ptr<SharedSegment> segment = s.shared;
-    if (!segment) {
-      try {
-        segment = SharedSegment::create(*s.group, 0, false, static_cast<std::size_t>(s.nranks) * sizeof(SharedLockWord));
-      } catch (const Error&) {
-        segment = nullptr;  // raised at every rank alike: every rank keeps lock messages
-      }
-    }
-    if (segment)
-      window_lock = shared_memory_lock(s, segment,
-                                       s.shared ? lock_words(*segment)
-                                                : reinterpret_cast<SharedLockWord*>(segment->control()),
-                                       true);
-  }
+  else if (words)
+    window_lock = shared_memory_lock(s, segment, words, !cma);
   if (!window_lock) window_lock = message_lock(s, *path);
   // No rank passes this point before every rank has its peer table and
   // the objects that serve incoming messages, published: only then may any send.
