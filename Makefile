@@ -8,6 +8,9 @@
 #   make bench-peers    the same beside MPICH 5 and Open MPI 5 from their PyPI
 #               wheels (own venvs) and Debian's MPICH, then the table across
 #               them (never part of demo or test)
+#   make bench-scale    the contended counter on 2, 4 and 8 ranks beside the
+#               same peers, one table across rank counts; make bench-windows
+#               100 windows used lightly beside them (never part of demo or test)
 # Both are idempotent: a second run only rebuilds what changed.
 
 SHELL := /bin/bash
@@ -25,7 +28,8 @@ SOURCES := $(shell find cpp python -type f -not -name '*.pyc') CMakeLists.txt py
 MPICH_MPIEXEC = $(or $(firstword $(shell command -v mpiexec.mpich mpiexec)),mpiexec.mpich)
 MPICH_MPICC = $(or $(firstword $(shell command -v mpicc.mpich mpicc)),mpicc.mpich)
 
-.PHONY: demo test setup build wheel cpp-test cpp-example py-test bench bench-openmpi bench-peers clean \
+.PHONY: demo test setup build wheel cpp-test cpp-example py-test bench bench-openmpi bench-peers bench-scale \
+	bench-windows clean \
 	sanitize cpp-asan cpp-tsan py-asan
 
 demo: build
@@ -233,6 +237,56 @@ bench-peers: $(STAMPS)/peer-site $(STAMPS)/venv-mpich5 $(STAMPS)/venv-openmpi5
 		--label "Debian MPICH 4.0" --json $(PEERS_OUT)/debian-mpich.json | tee $(PEERS_OUT)/debian-mpich.md
 	$(PEER_ENV) $(PY) -m onesided.bench.peers $(PEERS_OUT)/mpich5.json $(PEERS_OUT)/openmpi5-sm.json \
 		$(PEERS_OUT)/openmpi5-ucx.json $(PEERS_OUT)/debian-mpich.json | tee $(PEERS_OUT)/peers.md
+
+# Scale on one host (issue 17, item 6), beside the same four peers as
+# bench-peers, one job per peer and rank count, each under its own timeout:
+#   bench-scale    figure 4, the contended counter, on $(SCALE_RANKS) ranks,
+#                  then the table across rank counts ($(SCALE_OUT)/scale.md)
+#   bench-windows  figure 6, 100 windows of each kind used lightly, on 2
+#                  ranks, then the table across peers ($(WINDOWS_OUT)/peers.md)
+# Ranks beyond the host's cores oversubscribe them; the tables say so. A job
+# that fails or outlives SCALE_TIMEOUT seconds is listed, and fails the
+# target, after the tables of the others are printed. BENCH_ARGS goes to
+# every job (--quick, --reps N).
+SCALE_OUT := build/bench-scale
+WINDOWS_OUT := build/bench-windows
+SCALE_RANKS ?= 2 4 8
+SCALE_TIMEOUT ?= 120
+PEER_STEMS := mpich5 openmpi5-sm openmpi5-ucx debian-mpich
+
+# $(1): output directory, $(2): the job's file stem and $(3) its label,
+# $(4): the launcher with its options, $(5): the ranks' python, $(6): the
+# benchmark's options, $(7): the rank counts.
+define peer_jobs
+	for n in $(7); do \
+		set -o pipefail; $(PEER_ENV) timeout -k 10 $(SCALE_TIMEOUT) $(4) -n $$n $(5) $(PEER_BENCH) $(6) \
+			--label "$(3)" --json $(1)/$(2)-$$n.json | tee $(1)/$(2)-$$n.md \
+		|| echo "$(3) on $$n ranks: failed or timed out (exit $$?)" >> $(1)/failed; \
+	done
+endef
+
+# $(1): output directory, $(2): the benchmark's options, $(3): the rank counts.
+define each_peer
+	rm -rf $(1) && mkdir -p $(1)
+	$(call peer_jobs,$(1),mpich5,MPICH 5 wheel,$(MPICH5_VENV)/bin/mpiexec,$(MPICH5_VENV)/bin/python,$(2),$(3))
+	$(call peer_jobs,$(1),openmpi5-sm,Open MPI 5 wheel osc/sm,$(OPENMPI5_RUN) $(OPENMPI5_SM),$(OPENMPI5_VENV)/bin/python,$(2),$(3))
+	$(call peer_jobs,$(1),openmpi5-ucx,Open MPI 5 wheel osc/ucx,$(OPENMPI5_RUN) $(OPENMPI5_UCX),$(OPENMPI5_VENV)/bin/python,$(2),$(3))
+	$(call peer_jobs,$(1),debian-mpich,Debian MPICH 4.0,$(MPICH_MPIEXEC),$(PY),$(2),$(3))
+endef
+
+# The runs' JSON files in the order of PEER_STEMS (those that exist).
+peer_runs = $$(for stem in $(PEER_STEMS); do ls $(1)/$$stem-*.json 2>/dev/null; done)
+failed_jobs = @if [ -s $(1)/failed ]; then cat $(1)/failed; exit 1; fi
+
+bench-scale: $(STAMPS)/peer-site $(STAMPS)/venv-mpich5 $(STAMPS)/venv-openmpi5
+	$(call each_peer,$(SCALE_OUT),--contended,$(SCALE_RANKS))
+	$(PEER_ENV) $(PY) -m onesided.bench.scale $(call peer_runs,$(SCALE_OUT)) | tee $(SCALE_OUT)/scale.md
+	$(call failed_jobs,$(SCALE_OUT))
+
+bench-windows: $(STAMPS)/peer-site $(STAMPS)/venv-mpich5 $(STAMPS)/venv-openmpi5
+	$(call each_peer,$(WINDOWS_OUT),--windows,2)
+	$(PEER_ENV) $(PY) -m onesided.bench.peers $(call peer_runs,$(WINDOWS_OUT)) | tee $(WINDOWS_OUT)/peers.md
+	$(call failed_jobs,$(WINDOWS_OUT))
 
 clean:
 	rm -rf build $(STAMPS) $(VENV) $(MPICH5_VENV) $(OPENMPI5_VENV)

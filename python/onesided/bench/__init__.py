@@ -4,6 +4,7 @@ Run under MPI; the same communicator serves both libraries::
 
     mpiexec -n 2 python -m onesided.bench [--quick] [--all] [--plot DIR]
     mpiexec -n N python -m onesided.bench --contended [--quick]     # N = 2, 4, 8
+    mpiexec -n 2 python -m onesided.bench --windows [--quick]
 
 On 2 ranks it prints, as markdown tables with the ratio onesided / MPI.Win:
 
@@ -28,7 +29,16 @@ The contended-counter figure (every rank fetch_and_op on rank 0's counter)
 needs one job per rank count, so ``--contended`` runs only that table for the
 job's size and checks that the final counter equals every op issued; ``--all``
 adds it (for 2 ranks) to the 2-rank run and prints the command lines for the
-other sizes (the benchmark never starts ranks itself).
+other sizes (the benchmark never starts ranks itself). ``make bench-scale``
+runs it on 2, 4 and 8 ranks beside each peer and prints the table across
+rank counts (``scale.py``). A job with more ranks than the host has cores
+says so: its ranks take turns on the cores.
+
+``--windows`` runs only figure 6 (``_windows.py``): 100 windows of each
+kind (onesided and MPI.Win, Allocate and Create) made, used lightly and
+freed, with what each window costs in time and holds in the process
+(threads, descriptors, /dev/shm files, resident memory); ``make
+bench-windows`` runs it beside each peer.
 
 Rank 0 is the origin and rank 1 the passive target, and each library gets
 the target behaviour it needs at its best: for MPI.Win the target waits
@@ -64,6 +74,7 @@ the process runs on.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -101,6 +112,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--reps", type=int, default=None, help="repetitions per figure (default 15, quick 5)")
     parser.add_argument("--contended", action="store_true",
                         help="only the contended-counter table, for this job's number of ranks")
+    parser.add_argument("--windows", action="store_true",
+                        help="only the many-windows tables (100 windows of each kind, used lightly)")
     parser.add_argument("--all", action="store_true",
                         help="also the contended-counter table for 2 ranks (other sizes need their own jobs)")
     parser.add_argument("--plot", metavar="DIR", default=None,
@@ -174,18 +187,26 @@ def main(argv: list[str] | None = None) -> int:
     if note:
         say(note)
     run = _Run({"label": args.label or peer, "peer": peer, "mpi": version, "mpi4py": mpi4py.__version__,
-                "onesided": onesided.__version__, "mode": mode, "ranks": comm.size, "reps": settings.reps,
-                "libfabric": libfabric})
+                "onesided": onesided.__version__, "mode": mode, "ranks": comm.size, "cores": os.cpu_count(),
+                "reps": settings.reps, "libfabric": libfabric})
 
     def finish(status: int) -> int:
         if args.json and rank0:
             run.write(args.json)
         return status
 
-    if args.contended:
+    if args.contended or args.windows:
         if args.plot:
-            say("(--plot is ignored with --contended: the charts come from the 2-rank run)")
-        return finish(_contended(comm, MPI, onesided, settings, progress, say, run))
+            say("(--plot is ignored with --contended and --windows: the charts come from the 2-rank run)")
+        if args.windows and comm.size < 2:
+            say("--windows needs 2 ranks or more: rank 0 is the origin, rank 1 the target")
+            return 2
+        status = 0
+        if args.contended:
+            status = _contended(comm, MPI, onesided, settings, progress, say, run)
+        if args.windows:
+            status = max(status, _many_windows(comm, MPI, onesided, settings, progress, say, run))
+        return finish(status)
 
     if comm.size != 2:
         say("run on exactly 2 ranks: mpiexec -n 2 python -m onesided.bench "
@@ -210,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     flag = " --quick" if settings.quick else ""
     mca = " --mca osc sm" if fig.open_mpi_41(MPI) else ""
     say("Contended-counter throughput needs one job per rank count (the benchmark starts no ranks itself):\n\n"
-        + "\n".join(f"    mpiexec{mca} -n {n} python -m onesided.bench --contended{flag}" for n in CONTENDED_SIZES))
+        + "\n".join(f"    mpiexec{mca} -n {n} python -m onesided.bench --contended{flag}" for n in CONTENDED_SIZES)
+        + f"\n\nand so does the many-windows figure:\n\n    mpiexec{mca} -n 2 python -m onesided.bench --windows{flag}")
     if args.plot and rank0:
         title = f"onesided vs mpi4py MPI.Win on {peer}"
         for path in write_charts(args.plot, results.get("latency"), results.get("bandwidth"), title):
@@ -234,5 +256,25 @@ def _contended(comm: Any, MPI: Any, onesided: Any, settings: Settings, progress:
         ok = contended_ok(res)
         if not ok:
             say("contended counter: MISMATCH, the final counter is not the number of ops issued")
+    ok = comm.bcast(ok, root=0)
+    return 0 if ok else 1
+
+
+def _many_windows(comm: Any, MPI: Any, onesided: Any, settings: Settings, progress: Progress, say: Any,
+                  run: _Run) -> int:
+    from ._calibration import pingpong, with_calibration
+    from ._figures import mpi_peer
+    from ._windows import many_windows, many_windows_ok, many_windows_summary, many_windows_text
+
+    calibration = pingpong(comm, MPI, settings)
+    res = many_windows(comm, MPI, onesided, settings, progress)
+    ok = True
+    if comm.rank == 0:
+        text = many_windows_text(res, settings, mpi_peer(MPI))
+        say(with_calibration(text, calibration))
+        run.add(text.partition("\n")[0].removeprefix("### "), calibration, many_windows_summary(res))
+        ok = many_windows_ok(res)
+        if not ok:
+            say("many windows: MISMATCH, the counters do not add up to the epochs issued")
     ok = comm.bcast(ok, root=0)
     return 0 if ok else 1

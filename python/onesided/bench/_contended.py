@@ -5,6 +5,7 @@ Collective over the whole job; results come back on rank 0.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable
 
@@ -91,7 +92,11 @@ def contended(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progres
         win.Free()
     if comm.rank != 0:
         return None
-    return {"rows": out, "ranks": comm.size}
+    return {"rows": out, "ranks": comm.size, "cores": os.cpu_count()}
+
+
+# The throughput rows of table 4, by their key in the result.
+SUMMARY_ROWS = {"total": "ops/s total", "per_rank": "ops/s per rank (median)", "slowest": "ops/s per rank (slowest)"}
 
 
 def contended_ok(res: dict[str, Any]) -> bool:
@@ -105,15 +110,10 @@ def contended_text(res: dict[str, Any], s: Settings, peer: str = "") -> str:
         verdict = "ok" if f["counter"] == f["expected"] else "MISMATCH"
         return f"{verdict} ({f['counter']} of {f['expected']})"
 
-    rows = [
-        ["ops/s total", fmt_rate(f1["total"]), fmt_rate(f2["total"]), fmt_ratio(f1["total"], f2["total"])],
-        ["ops/s per rank (median)", fmt_rate(f1["per_rank"]), fmt_rate(f2["per_rank"]),
-         fmt_ratio(f1["per_rank"], f2["per_rank"])],
-        ["ops/s per rank (slowest)", fmt_rate(f1["slowest"]), fmt_rate(f2["slowest"]),
-         fmt_ratio(f1["slowest"], f2["slowest"])],
-        ["final counter", check(f1), check(f2), ""],
-    ]
-    n = res["ranks"]
+    rows = [[label, fmt_rate(f1[key]), fmt_rate(f2[key]), fmt_ratio(f1[key], f2[key])]
+            for key, label in SUMMARY_ROWS.items()]
+    rows.append(["final counter", check(f1), check(f2), ""])
+    n, cores = res["ranks"], res.get("cores")
     head = heading(
         f"4. Contended counter: {n} ranks, fetch_and_op SUM on rank 0's counter",
         f"Every rank issues fetch_and_op SUM int64 on rank 0's counter, each followed by Flush(0), for "
@@ -122,10 +122,21 @@ def contended_text(res: dict[str, Any], s: Settings, peer: str = "") -> str:
         "median rank and the slowest. onesided on the shared-memory path, peer "
         "MPI.Win.Allocate. ratio = onesided / MPI.Win (above 1: onesided faster). The final counter must "
         "equal every op issued, warm-up included.",
+        *([oversubscribed(n, cores)] if cores and n > cores else []),
     )
     return head + "\n" + table([f"figure ({n} ranks)", "onesided shared-memory path", "MPI.Win", "ratio"], rows)
 
 
+def oversubscribed(ranks: int, cores: int) -> str:
+    """The note of a job with more ranks than the host has cores."""
+    return (f"**Oversubscribed: {ranks} ranks on {cores} cores** ({ranks / cores:.3g} ranks per core). The ranks "
+            "take turns on the cores, so every figure includes time a rank spent waiting for one, for both "
+            "libraries; the rank holding the counter is not always running.")
+
+
 def contended_summary(res: dict[str, Any]) -> list[SummaryRow]:
+    """The three throughput rows in Mops/s, onesided beside MPI.Win (the
+    table across peers, and across rank counts: scale.py)."""
     f1, f2 = res["rows"]["onesided"], res["rows"]["mpi"]
-    return [("ops/s total", "Mops/s", f1["total"].map(lambda x: x / 1e6), f2["total"].map(lambda x: x / 1e6), True)]
+    return [(label, "Mops/s", f1[key].map(lambda x: x / 1e6), f2[key].map(lambda x: x / 1e6), True)
+            for key, label in SUMMARY_ROWS.items()]
