@@ -325,3 +325,31 @@ def test_op_to_a_target_outside_the_start_group(win: Window) -> None:
     win.Complete()
     assert np.frombuffer(win, np.int64)[1] == 0, "the refused Put was sent"
     still_works(win)
+
+
+def test_free_then_del_unmaps_an_allocate_window_without_a_cycle_collection() -> None:
+    """Free keeps an Allocate window's memory mapped while the window object
+    lives (numpy views of it may outlive Free); once the last reference goes,
+    the mapping goes with it, at once: the window holds no reference cycle
+    that would wait for the garbage collector (disabled here)."""
+    import gc
+
+    def shm_mappings() -> int:
+        with open("/proc/self/maps") as f:
+            return sum("/dev/shm/" in line for line in f)
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        Window.Allocate(64, 8).Free()  # the process's own mappings (doorbell, provider) stay
+        before = shm_mappings()
+        win = Window.Allocate(64, 8)
+        assert win.atomics.path == "shared-memory"
+        win.Flush(0)
+        assert shm_mappings() > before
+        win.Free()
+        del win
+        assert shm_mappings() == before, "the freed window's mapping outlived its last reference"
+    finally:
+        if was:
+            gc.enable()

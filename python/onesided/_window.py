@@ -258,6 +258,12 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
         a second Free raises :class:`EpochError` (``free()`` does not)."""
         self._free()
         self._freed = True
+        # The inline Flush and Unlock are bound to this window (_make): drop
+        # them, so that the window, and an Allocate window's mapping with it,
+        # goes as soon as nothing else refers to it, not at the next
+        # collection of reference cycles.
+        vars(self).pop("Flush", None)
+        vars(self).pop("Unlock", None)
         self._pending.clear()
         self._attached.clear()
         if self._own_comm is not self._comm:
