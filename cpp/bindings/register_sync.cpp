@@ -27,6 +27,19 @@ void lock_releasing_gil_to_wait(Window& w, int target, LockType type, unsigned a
   w.end_lock(target);
 }
 
+// Lock's common call in one step: an int rank (not negative), onesided's
+// lock type as a plain int (mpi4py's under MPICH: the same numbers) and no
+// assertion. Anything else returns false, and the Python layer
+// translates and checks it in full (_mpi_args) and calls _lock.
+bool lock_shortcut(Window& w, py::handle rank, py::handle type, py::handle assertion) {
+  std::int64_t target = 0, t = 0, a = 0;
+  if (!shortcut_int(rank, target) || !shortcut_int(type, t) || !shortcut_int(assertion, a)) return false;
+  if (target < 0 || target > INT_MAX || a != 0) return false;
+  if (t != static_cast<int>(LockType::Exclusive) && t != static_cast<int>(LockType::Shared)) return false;
+  lock_releasing_gil_to_wait(w, static_cast<int>(target), static_cast<LockType>(t), 0);
+  return true;
+}
+
 }  // namespace
 
 void register_sync(py::module_& m, py::class_<Window>& cls) {
@@ -49,19 +62,21 @@ void register_sync(py::module_& m, py::class_<Window>& cls) {
               raise(ErrorCategory::Argument, "lock_type must be LOCK_EXCLUSIVE or LOCK_SHARED");
             lock_releasing_gil_to_wait(w, target, static_cast<LockType>(type), assertion);
           }))
-      // Lock's common call in one step: an int rank (not negative), onesided's
-      // lock type as a plain int (mpi4py's under MPICH: the same numbers) and
-      // no assertion. Anything else returns false, and the Python layer
-      // translates and checks it in full (_mpi_args) and calls _lock.
       .def("_lock_shortcut",
-           guard([](Window& w, py::handle rank, py::handle type, py::handle assertion) {
-             std::int64_t target = 0, t = 0, a = 0;
-             if (!shortcut_int(rank, target) || !shortcut_int(type, t) || !shortcut_int(assertion, a)) return false;
-             if (target < 0 || target > INT_MAX || a != 0) return false;
-             if (t != static_cast<int>(LockType::Exclusive) && t != static_cast<int>(LockType::Shared)) return false;
-             lock_releasing_gil_to_wait(w, static_cast<int>(target), static_cast<LockType>(t), 0);
-             return true;
-           }))
+           [](py::handle self, py::handle rank, py::handle type, py::handle assertion) {
+             return lock_shortcut(checked(self), rank, type, assertion);
+           })
+      // Lock as the Python Window binds it on the instance (Window._make):
+      // the common call in one step with no Python frame in between (about
+      // a tenth of an uncontended Lock + op + Unlock); anything else goes to
+      // the Python layer's full translation and checks.
+      .def(
+          "_lock_inline",
+          [](py::handle self, py::handle rank, py::handle type, py::handle assertion) {
+            if (!lock_shortcut(checked(self), rank, type, assertion))
+              self.attr("_lock_translated")(rank, type, assertion);
+          },
+          py::arg("rank"), py::arg("lock_type") = static_cast<int>(LockType::Exclusive), py::arg("assertion") = 0)
       .def("_unlock", on_rank(&Window::unlock))
       .def("_lock_all", guard(&Window::lock_all), py::arg("assertion") = 0, release())
       .def("_unlock_all", guard(&Window::unlock_all), release())

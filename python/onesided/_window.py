@@ -168,6 +168,10 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
         # Decided once: the path is fixed for the window's life.
         self._holds = not self._completes_in_call
         self._bind_shortcuts()
+        # Lock's common call with no Python frame (the binding falls back to
+        # _lock_translated for the rest), on every window: it never touches
+        # _pending.
+        self.Lock = self._lock_inline  # type: ignore[method-assign]
         if not self._holds and (mpi is None or mpi.PROC_NULL == PROC_NULL):
             # Nothing is ever in flight or kept: Flush is the core's fence,
             # called straight from the instance (no Python frame, no GIL
@@ -258,12 +262,12 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
         a second Free raises :class:`EpochError` (``free()`` does not)."""
         self._free()
         self._freed = True
-        # The inline Flush and Unlock are bound to this window (_make): drop
-        # them, so that the window, and an Allocate window's mapping with it,
-        # goes as soon as nothing else refers to it, not at the next
-        # collection of reference cycles.
-        vars(self).pop("Flush", None)
-        vars(self).pop("Unlock", None)
+        # The inline Lock, Flush and Unlock are bound to this window (_make):
+        # drop them, so that the window, and an Allocate window's mapping
+        # with it, goes as soon as nothing else refers to it, not at the
+        # next collection of reference cycles.
+        for name in ("Lock", "Flush", "Unlock"):
+            vars(self).pop(name, None)
         self._pending.clear()
         self._attached.clear()
         if self._own_comm is not self._comm:

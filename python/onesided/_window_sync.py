@@ -41,8 +41,13 @@ class WindowSync(_Base):
         With MODE_NOCHECK no lock is taken: you promise no conflicting one."""
         # The binding takes the common call (int rank, onesided's lock type,
         # no assertion) in one step; the rest is translated and checked here.
-        self._lock_shortcut(rank, lock_type, assertion) or self._lock(
-            _proc_null(rank), mpi_args.lock_type(lock_type), mpi_args.assertion(assertion))
+        # (Window._make binds the binding's _lock_inline, which does the same
+        # without this frame, as the instance's Lock.)
+        self._lock_shortcut(rank, lock_type, assertion) or self._lock_translated(rank, lock_type, assertion)
+
+    def _lock_translated(self, rank: Any, lock_type: Any, assertion: Any) -> None:
+        # Lock's full path: mpi4py's constants and PROC_NULL translated, every argument checked.
+        self._lock(_proc_null(rank), mpi_args.lock_type(lock_type), mpi_args.assertion(assertion))
 
     def Unlock(self, rank: int) -> None:
         """Complete every operation to ``rank`` (at the target too), then release the lock."""
