@@ -14,7 +14,10 @@
 //  - Order and completion: every op is complete at the target when its call
 //    returns, so every accumulate_ordering pair is kept. Only notifications
 //    travel through the provider (a Notify message, as on the provider
-//    path), so flush(t) still waits for their acknowledgements.
+//    path), so flush(t) still waits for their acknowledgements; a window
+//    without notification counters has nothing in flight ever
+//    (completes_in_call: the bindings then keep the GIL, as on the
+//    shared-memory path).
 #include <vector>
 
 #include "memory/cross_memory.hpp"
@@ -34,6 +37,10 @@ class CrossMemoryPath final : public ProviderPath {
                          s.provider),
         atomics_(s, std::move(mapping), atomic_words) {}
 
+  // Every put, get and atomic is complete at the target when its call
+  // returns; only a notification travels through the provider, so only a
+  // window with notification counters has anything in flight.
+  bool completes_in_call() const override { return s_.notifications == 0; }
   std::string ordering() const override {
     return "cross-memory path: each op takes effect before its call returns; every order kept";
   }
