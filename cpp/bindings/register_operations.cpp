@@ -7,12 +7,15 @@
 
 #include <pybind11/pybind11.h>
 
+#include <array>
+
 
 #include "registrations.hpp"
 #include "onesided/window.hpp"
 #include "checked_args.hpp"
 #include "parsed_args.hpp"
 #include "shortcut_args.hpp"
+#include "direct_forms.hpp"
 
 namespace onesided::python {
 
@@ -118,6 +121,47 @@ struct Rmw2 : Shortcut<Counts::Equal, TakesOp::Yes, Use::Read, Use::Read, Use::W
 
 }  // namespace shortcut
 
+// The direct forms of MPI.Win's six RMA calls: MPI.Win's parameter names, in
+// the shortcut's argument order.
+namespace direct_form {
+using Names3 = std::array<const char*, 3>;
+using Names4 = std::array<const char*, 4>;
+using Names5 = std::array<const char*, 5>;
+struct Put : DirectOperation<shortcut::Put, true> {
+  static constexpr const char* method = "Put";
+  static constexpr Names3 params{"origin", "target_rank", "target"};
+  static constexpr const char* doc = "Put(origin, target_rank, target=None): see Window.Put.";
+};
+struct Get : DirectOperation<shortcut::Get, true> {
+  static constexpr const char* method = "Get";
+  static constexpr Names3 params{"origin", "target_rank", "target"};
+  static constexpr const char* doc = "Get(origin, target_rank, target=None): see Window.Get.";
+};
+struct Accumulate : DirectOperation<shortcut::Accumulate, true> {
+  static constexpr const char* method = "Accumulate";
+  static constexpr Names4 params{"origin", "target_rank", "target", "op"};
+  static constexpr const char* doc = "Accumulate(origin, target_rank, target=None, op=SUM): see Window.Accumulate.";
+};
+struct GetAccumulate : DirectOperation<shortcut::GetAccumulate, true> {
+  static constexpr const char* method = "Get_accumulate";
+  static constexpr Names5 params{"origin", "result", "target_rank", "target", "op"};
+  static constexpr const char* doc =
+      "Get_accumulate(origin, result, target_rank, target=None, op=SUM): see Window.Get_accumulate.";
+};
+struct FetchAndOp : DirectOperation<shortcut::FetchAndOp, false> {
+  static constexpr const char* method = "Fetch_and_op";
+  static constexpr Names5 params{"origin", "result", "target_rank", "target_disp", "op"};
+  static constexpr const char* doc =
+      "Fetch_and_op(origin, result, target_rank, target_disp=0, op=SUM): see Window.Fetch_and_op.";
+};
+struct CompareAndSwap : DirectOperation<shortcut::CompareAndSwap, false> {
+  static constexpr const char* method = "Compare_and_swap";
+  static constexpr Names5 params{"origin", "compare", "result", "target_rank", "target_disp"};
+  static constexpr const char* doc =
+      "Compare_and_swap(origin, compare, result, target_rank, target_disp=0): see Window.Compare_and_swap.";
+};
+}  // namespace direct_form
+
 void register_operations(py::module_& m, py::class_<Window>& cls) {
   // The shortcut forms; SHORTCUT_FORMS names them for the Python layer.
   py::list forms;
@@ -134,6 +178,20 @@ void register_operations(py::module_& m, py::class_<Window>& cls) {
   add("rmw", shortcut::Rmw{});
   add("rmw2", shortcut::Rmw2{});
   m.attr("SHORTCUT_FORMS") = forms;
+  // The direct forms (direct_forms.hpp): DIRECT_FORMS names them, and
+  // _direct_forms(win) returns them bound to `win`, in that order.
+  py::list direct_names;
+  for (const char* name : {"Put", "Get", "Accumulate", "Get_accumulate", "Fetch_and_op", "Compare_and_swap"})
+    direct_names.append(name);
+  m.attr("DIRECT_FORMS") = direct_names;
+  m.def("_direct_forms", [](py::handle window) {
+    checked(window);
+    return py::make_tuple(direct_method<direct_form::Put>(window), direct_method<direct_form::Get>(window),
+                          direct_method<direct_form::Accumulate>(window),
+                          direct_method<direct_form::GetAccumulate>(window),
+                          direct_method<direct_form::FetchAndOp>(window),
+                          direct_method<direct_form::CompareAndSwap>(window));
+  });
   // Their notified forms, for Put_notify, Get_notify and Accumulate_notify.
   py::list notified;
   auto add_notified = [&]<class Operation>(const char* name, Operation) {

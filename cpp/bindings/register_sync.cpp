@@ -9,6 +9,7 @@
 #include "registrations.hpp"
 #include "checked_args.hpp"
 #include "shortcut_args.hpp"
+#include "direct_forms.hpp"
 #include "onesided/window.hpp"
 
 namespace onesided::python {
@@ -40,6 +41,49 @@ bool lock_shortcut(Window& w, py::handle rank, py::handle type, py::handle asser
   return true;
 }
 
+// The direct forms of Lock, Flush and Unlock (direct_forms.hpp). Flush and
+// Unlock are bound only on windows whose operations complete in their call,
+// where Flush is a fence and Unlock's release never waits: they keep the
+// GIL. A rank that is not a plain non-negative int goes to the class's
+// method (mpi4py's PROC_NULL, bad input).
+bool plain_rank(PyObject* h, int& out) {
+  std::int64_t r = 0;
+  if (!shortcut_int(h, r) || r < 0 || r > INT_MAX) return false;
+  out = static_cast<int>(r);
+  return true;
+}
+struct LockDirect {
+  static constexpr const char* method = "Lock";
+  static constexpr std::array<const char*, 3> params{"rank", "lock_type", "assertion"};
+  static constexpr const char* doc = "Lock(rank, lock_type=LOCK_EXCLUSIVE, assertion=0): see Window.Lock.";
+  static bool take(PyObject* self, std::array<PyObject*, 3>& a) {
+    static PyObject* exclusive = PyLong_FromLong(static_cast<long>(LockType::Exclusive));
+    return a[0] && lock_shortcut(checked(self), a[0], a[1] ? a[1] : exclusive, a[2] ? a[2] : direct::zero());
+  }
+};
+struct FlushDirect {
+  static constexpr const char* method = "Flush";
+  static constexpr std::array<const char*, 1> params{"rank"};
+  static constexpr const char* doc = "Flush(rank): see Window.Flush.";
+  static bool take(PyObject* self, std::array<PyObject*, 1>& a) {
+    int rank = 0;
+    if (!a[0] || !plain_rank(a[0], rank)) return false;
+    checked(self).flush(rank);
+    return true;
+  }
+};
+struct UnlockDirect {
+  static constexpr const char* method = "Unlock";
+  static constexpr std::array<const char*, 1> params{"rank"};
+  static constexpr const char* doc = "Unlock(rank): see Window.Unlock.";
+  static bool take(PyObject* self, std::array<PyObject*, 1>& a) {
+    int rank = 0;
+    if (!a[0] || !plain_rank(a[0], rank)) return false;
+    checked(self).unlock(rank);
+    return true;
+  }
+};
+
 }  // namespace
 
 void register_sync(py::module_& m, py::class_<Window>& cls) {
@@ -66,32 +110,10 @@ void register_sync(py::module_& m, py::class_<Window>& cls) {
            [](py::handle self, py::handle rank, py::handle type, py::handle assertion) {
              return lock_shortcut(checked(self), rank, type, assertion);
            })
-      // Lock as the Python Window binds it on the instance (Window._make):
-      // the common call in one step with no Python frame in between (about
-      // a tenth of an uncontended Lock + op + Unlock); anything else goes to
-      // the Python layer's full translation and checks.
-      .def(
-          "_lock_inline",
-          [](py::handle self, py::handle rank, py::handle type, py::handle assertion) {
-            if (!lock_shortcut(checked(self), rank, type, assertion))
-              self.attr("_lock_translated")(rank, type, assertion);
-          },
-          py::arg("rank"), py::arg("lock_type") = static_cast<int>(LockType::Exclusive), py::arg("assertion") = 0)
       .def("_unlock", on_rank(&Window::unlock))
       .def("_lock_all", guard(&Window::lock_all), py::arg("assertion") = 0, release())
       .def("_unlock_all", guard(&Window::unlock_all), release())
       .def("_flush", on_rank(&Window::flush))
-      // For windows whose operations all complete in their calls
-      // (Window::completes_in_call), where Flush is a fence and never waits:
-      // keeping the GIL saves its release and reacquisition (about 80 ns of
-      // a 0.25 us call, measured). The Python Window binds it as Flush, so
-      // it takes the user's rank as given.
-      .def("_flush_inline", guard([](Window& w, py::handle rank) { w.flush(rank_arg(rank, "rank")); }),
-           py::arg("rank"))
-      // Unlock on those windows, where the flush is a fence and the lock's
-      // release two atomic instructions (and a wake-up of sleeping waiters).
-      .def("_unlock_inline", guard([](Window& w, py::handle rank) { w.unlock(rank_arg(rank, "rank")); }),
-           py::arg("rank"))
       .def("_flush_all", guard(&Window::flush_all), release())
       .def("_flush_local", on_rank(&Window::flush_local))
       .def("_flush_local_all", guard(&Window::flush_local_all), release())
@@ -112,6 +134,14 @@ void register_sync(py::module_& m, py::class_<Window>& cls) {
       .def("_test", guard(&Window::test), release())
       .def("_free", guard(&Window::free), release());
 
+  // Lock, Flush and Unlock bound to `window` (direct_forms.hpp); the Python
+  // Window binds Lock always, the others where its operations complete in
+  // their call.
+  m.def("_direct_sync_forms", [](py::handle window) {
+    checked(window);
+    return py::make_tuple(direct_method<LockDirect>(window), direct_method<FlushDirect>(window),
+                          direct_method<UnlockDirect>(window));
+  });
   m.attr("MODE_PASSIVE_EPOCH_IMPLICIT") = mode::kPassiveEpochImplicit;
   m.attr("LOCK_EXCLUSIVE") = static_cast<int>(LockType::Exclusive);
   m.attr("LOCK_SHARED") = static_cast<int>(LockType::Shared);

@@ -168,18 +168,20 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
         # Decided once: the path is fixed for the window's life.
         self._holds = not self._completes_in_call
         self._bind_shortcuts()
-        # Lock's common call with no Python frame (the binding falls back to
-        # _lock_translated for the rest), on every window: it never touches
-        # _pending.
-        self.Lock = self._lock_inline  # type: ignore[method-assign]
-        if not self._holds and (mpi is None or mpi.PROC_NULL == PROC_NULL):
-            # Nothing is ever in flight or kept: Flush is the core's fence,
-            # called straight from the instance (no Python frame, no GIL
-            # release), which is most of its cost from Python.
-            self.Flush = self._flush_inline  # type: ignore[method-assign]
-            # Likewise Unlock: the flush is that fence and the release of
-            # the lock in shared memory never waits.
-            self.Unlock = self._unlock_inline  # type: ignore[method-assign]
+        # The bindings' direct forms (cpp/bindings/direct_forms.hpp): the
+        # common call with neither a Python frame nor pybind11's dispatcher;
+        # anything else goes to the class's method. Lock on every window (it
+        # releases the GIL only to wait, and never touches _pending).
+        lock, flush, unlock = _core._direct_sync_forms(self)
+        self.Lock = lock  # type: ignore[method-assign]
+        if not self._holds:
+            # Nothing is ever in flight or kept: the RMA calls keep the GIL
+            # and keep nothing, Flush is the core's fence, and Unlock's
+            # release in shared memory never waits.
+            for name, method in zip(_core.DIRECT_FORMS, _core._direct_forms(self)):
+                setattr(self, name, method)
+            self.Flush = flush  # type: ignore[method-assign]
+            self.Unlock = unlock  # type: ignore[method-assign]
         return self
 
     # -- creation --------------------------------------------------------------
@@ -262,11 +264,11 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
         a second Free raises :class:`EpochError` (``free()`` does not)."""
         self._free()
         self._freed = True
-        # The inline Lock, Flush and Unlock are bound to this window (_make):
+        # The inline Lock, Flush, Unlock and direct forms are bound to this window (_make):
         # drop them, so that the window, and an Allocate window's mapping
         # with it, goes as soon as nothing else refers to it, not at the
         # next collection of reference cycles.
-        for name in ("Lock", "Flush", "Unlock"):
+        for name in ("Lock", "Flush", "Unlock", *_core.DIRECT_FORMS):
             vars(self).pop(name, None)
         self._pending.clear()
         self._attached.clear()

@@ -41,7 +41,7 @@ class WindowSync(_Base):
         With MODE_NOCHECK no lock is taken: you promise no conflicting one."""
         # The binding takes the common call (int rank, onesided's lock type,
         # no assertion) in one step; the rest is translated and checked here.
-        # (Window._make binds the binding's _lock_inline, which does the same
+        # (Window._make binds the binding's direct form, which does the same
         # without this frame, as the instance's Lock.)
         self._lock_shortcut(rank, lock_type, assertion) or self._lock_translated(rank, lock_type, assertion)
 
