@@ -129,9 +129,10 @@ class ProgressEngine {
   std::mutex failure_mutex_;
   std::string failure_;
   static constexpr std::chrono::microseconds kShortNap{10};
-  // While spinning (wait(), and run()'s hot regime), yield the core on
-  // every this-many-th idle poll.
+  // While spinning, wait() yields the core on every this-many-th idle poll.
   static constexpr unsigned kYieldEvery = 16;
+  // run()'s hot regime yields at most this often (see there).
+  static constexpr std::chrono::microseconds kYieldPeriod{1000};
   // How long the background thread sleeps, without polling, while a thread
   // in wait() polls; it resumes at most this long after the last one left.
   static constexpr std::chrono::microseconds kStandAside{50};
