@@ -115,12 +115,20 @@ void ProgressEngine::run() {
   bool contended = false;
   auto contended_at = last_event;
   auto yielded_at = last_event;
+  std::uint64_t entries_seen = 0;
   while (!stop_) {
-    if (callers_.load(std::memory_order_relaxed) > 0) {
+    const std::uint64_t entries = entries_.load(std::memory_order_relaxed);
+    if (callers_.load(std::memory_order_relaxed) > 0 || entries != entries_seen) {
       // A thread in wait() polls for the whole process: everything this
       // thread would do, it does, in the thread that wants the result.
+      // One that entered wait() during our last sleep is likely to again
+      // (an operation + flush loop spends most of its time there), so we
+      // stay aside until a whole sleep passed without one: a poll of ours
+      // between two of its waits would hold the transport (a tcp poll is
+      // a system call over every socket) just when it wants it.
       // A plain sleep, not the doorbell: rings need not wake us, and
       // ringers skip the futex call while nobody sleeps on the bell.
+      entries_seen = entries;
       std::this_thread::sleep_for(kStandAside);
       continue;
     }
