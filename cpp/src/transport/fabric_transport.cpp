@@ -52,9 +52,8 @@ void check(const char* call, long ret) {
 }
 
 // Every operation posted to the provider carries one of these as its context
-// (FI_CONTEXT2 mode: the provider may use the leading fi_context2). An RMA
-// or atomic's lives in its Completion's transport_room (no allocation); a
-// message's is allocated and owns its bytes.
+// (FI_CONTEXT2 mode: the provider may use the leading fi_context2): an RMA's or
+// atomic's in its Completion's transport_room, a message's allocated with its bytes.
 struct OpContext {
   fi_context2 fi{};
   enum Kind { Rma, Send, Receive } kind;
