@@ -14,6 +14,10 @@
 // is `low >= cut`: one atomic load, no lock, which a flush polls in its
 // loop. No allocation per operation (the flags' deque reuses its blocks).
 //
+// begin() and end() run a caller's `also` under the same hold of the
+// slot's mutex, so bookkeeping kept per target (InFlightOps' spare
+// operations) costs no lock round of its own.
+//
 // Who writes what: the flags, `low` and `next` are written under the
 // slot's mutex; `low` and `next` are also read without it (acquire: the
 // release that moved `low` past an operation comes after everything its
@@ -35,17 +39,24 @@ class InFlight {
   explicit InFlight(int targets) : slots_(new Slot[static_cast<std::size_t>(targets)]) {}
 
   // Registers an operation; its completion must call end() with the token.
-  Token begin(int target) {
+  template <class Also>
+  Token begin(int target, Also&& also) {
     Slot& s = slots_[target];
     std::lock_guard lk(s.mutex);
+    also();
     const Token t = s.next.load(std::memory_order_relaxed);
     s.ended.push_back(0);
     s.next.store(t + 1, std::memory_order_release);
     return t;
   }
-  void end(int target, Token token) {
+  Token begin(int target) {
+    return begin(target, [] {});
+  }
+  template <class Also>
+  void end(int target, Token token, Also&& also) {
     Slot& s = slots_[target];
     std::lock_guard lk(s.mutex);
+    also();
     Token low = s.low.load(std::memory_order_relaxed);
     s.ended[token - low] = 1;
     while (!s.ended.empty() && s.ended.front()) {
@@ -53,6 +64,9 @@ class InFlight {
       ++low;
     }
     s.low.store(low, std::memory_order_release);
+  }
+  void end(int target, Token token) {
+    end(target, token, [] {});
   }
 
   // True while the operation `token` to `target` has not ended.

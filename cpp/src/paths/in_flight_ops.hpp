@@ -13,7 +13,16 @@
 // for the acknowledgements of the notifications posted before it, and a
 // notification's request completes with its acknowledgement.
 //
-// Who writes what: in_flight_ is internally locked per target; the first
+// Operations are recycled, not freed: an ended one goes onto its target's
+// spare list and the next begin() to that target takes it, both under the
+// hold of in_flight_'s slot mutex that numbering the operation takes
+// anyway, so issuing and completing allocate nothing once the list holds
+// as many as are in flight at once (up to kMaxSpare per target).
+//
+// Who writes what: in_flight_ is internally locked per target; spare_[t]
+// is guarded by in_flight_'s slot mutex of t; an Op's fields are written
+// by the thread that took it from the list (before posting it) and then by
+// the thread that ends it (before returning it to the list); the first
 // error is written by whichever thread completes a failed operation, under
 // error_mutex_, and read and cleared by the flushing thread. A target's
 // waiting notifications are under its Marks' mutex, which is held while
@@ -25,6 +34,7 @@
 
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -42,42 +52,59 @@ namespace onesided::detail {
 class InFlightOps {
  public:
   explicit InFlightOps(WindowState& s)
-      : s_(s), in_flight_(s.nranks), marks_(new Marks[static_cast<std::size_t>(s.nranks)]) {}
+      : s_(s),
+        in_flight_(s.nranks),
+        marks_(new Marks[static_cast<std::size_t>(s.nranks)]),
+        spare_(new std::vector<Op*>[static_cast<std::size_t>(s.nranks)]),
+        targets_(s.nranks) {}
+  ~InFlightOps() {
+    for (int t = 0; t < targets_; ++t)
+      for (Op* op : spare_[t]) delete op;
+  }
+  InFlightOps(const InFlightOps&) = delete;
+  InFlightOps& operator=(const InFlightOps&) = delete;
 
-  // An operation in flight: begun when made, ended exactly once: by
-  // complete() when the transport reports it, or by abandon() when posting
-  // it failed (the caller got the error).
-  struct Op : Completion {
-    InFlightOps* ops;
-    int target;
-    InFlight::Token token;
+  // An operation in flight (a put, get, native or software atomic), from
+  // begin() until it ends, exactly once: by complete() when the transport
+  // (or the target's reply) reports it, or by abandon() when posting it
+  // failed (the caller got the error). Then it is back on the spare list:
+  // neither its poster nor its completer may touch it afterwards.
+  struct Op final : Completion {
+    static constexpr std::size_t kScratch = 64;
+    InFlightOps* ops = nullptr;
+    int target = 0;
+    InFlight::Token token = 0;
     RequestPtr request;
-    Op(InFlightOps* o, int t, RequestPtr r)
-        : ops(o), target(t), token(o->in_flight_.begin(t)), request(std::move(r)) {
-      if (request) request->pending.fetch_add(1, std::memory_order_relaxed);
-    }
-    virtual ~Op() = default;
-    void complete(const char* error) override {
-      ops->done(target, token, error, request);
-      delete this;
-    }
-    void abandon() {
-      ops->done(target, token, nullptr, request);
-      delete this;
-    }
+    std::shared_ptr<void> keep;  // memory the provider uses until completion, if not `scratch`
+    alignas(16) std::array<std::byte, kScratch> scratch;  // a small native atomic's ones and fetch room
+    void* result = nullptr;      // a software atomic's: where the reply's old values go
+    std::size_t bytes = 0;       // and how many
+    void complete(const char* error) override { ops->done(this, error); }
+    void abandon() { ops->done(this, nullptr); }
   };
 
-  // A put, get or native atomic: `keep` is memory it uses until it completes.
-  struct Rma final : Op {
-    std::shared_ptr<void> keep;
-    Rma(InFlightOps* o, int t, RequestPtr r, std::shared_ptr<void> k = nullptr)
-        : Op(o, t, std::move(r)), keep(std::move(k)) {}
-  };
+  // Begins an operation to `target`, covered by `request` (if any).
+  Op* begin(int target, const RequestPtr& request) {
+    Op* op = nullptr;
+    std::vector<Op*>& spare = spare_[target];
+    const InFlight::Token token = in_flight_.begin(target, [&] {
+      if (spare.empty()) return;
+      op = spare.back();
+      spare.pop_back();
+    });
+    if (!op) op = new Op;
+    op->ops = this;
+    op->target = target;
+    op->token = token;
+    op->request = request;
+    if (request) request->pending.fetch_add(1, std::memory_order_relaxed);
+    return op;
+  }
 
   // Posts an operation whose bookkeeping `op` has begun; if posting fails,
   // ends it so no flush waits for it, and rethrows.
-  template <class Done, class Post>
-  static void submit(Done* op, Post&& post) {
+  template <class Post>
+  static void submit(Op* op, Post&& post) {
     try {
       post(op);
     } catch (...) {
@@ -166,21 +193,36 @@ class InFlightOps {
   }
 
  private:
-  void done(int target, InFlight::Token token, const char* error, const RequestPtr& request) {
-    end(target, token, error, request);
+  static constexpr std::size_t kMaxSpare = 256;
+
+  void done(Op* op, const char* error) {
+    const int target = op->target;
+    const RequestPtr request = std::move(op->request);
+    op->keep.reset();  // released before anyone can take the op again
+    op->result = nullptr;
+    // The op goes back under the same hold of the slot mutex that ends it.
+    end(target, op->token, error, request, op);
     // seq_cst, as the push in notify_after: either this sees its mark, or
     // its post_ready sees this operation ended.
     if (marks_[target].waiting.load(std::memory_order_seq_cst) > 0) post_ready(target);
   }
 
-  void end(int target, InFlight::Token token, const char* error, const RequestPtr& request) {
+  void end(int target, InFlight::Token token, const char* error, const RequestPtr& request, Op* op = nullptr) {
     if (error) {
       std::lock_guard lk(error_mutex_);
       if (first_error_.empty()) first_error_ = error;
       failed_.store(true, std::memory_order_release);
     }
     if (request) request->complete(error);
-    in_flight_.end(target, token);
+    Op* extra = nullptr;
+    in_flight_.end(target, token, [&] {
+      if (!op) return;
+      if (spare_[target].size() < kMaxSpare)
+        spare_[target].push_back(op);
+      else
+        extra = op;
+    });
+    delete extra;
     if (n_drain_waiters_.load(std::memory_order_acquire) > 0) complete_drained();
   }
 
@@ -283,6 +325,8 @@ class InFlightOps {
   std::mutex drain_mutex_;
   std::vector<DrainWaiter> drain_waiters_;  // guarded by drain_mutex_
   std::atomic<int> n_drain_waiters_{0};     // its size, read without the lock
+  std::unique_ptr<std::vector<Op*>[]> spare_;  // per target, guarded by in_flight_'s slot mutex
+  const int targets_;
 };
 
 // accumulate_ordering where the provider does not keep it (order_tracker.hpp):

@@ -4,7 +4,8 @@
 //  - Memory touched: the target's registered window memory, only through
 //    the provider's fi_fetch_atomic / fi_compare_atomic (transport.hpp), for
 //    every target including this rank; the origin's operand, result and the
-//    scratch below until completion.
+//    scratch below (the operation's own, or one shared by its chunks) until
+//    completion.
 //  - Locks: none here; the provider applies each element atomically, and
 //    no other path acts on a native dtype's memory (atomic_plan.hpp).
 //  - Order: the provider's, where it keeps the required accumulate_ordering
@@ -46,16 +47,23 @@ void NativeAtomics::apply(const Where& w, const AtomicCall& c, const Access& a, 
   const void* origin = c.origin;
   void* result = c.result;
   // Memory the provider uses until completion: INC's ones (INC is SUM with
-  // ones) and the scratch an accumulate fetches into.
+  // ones) and the scratch an accumulate fetches into. A call in one chunk
+  // that fits uses its operation's own scratch (no allocation); otherwise
+  // the chunks share one buffer, kept until the last of them completes.
   const std::size_t bytes = count * esize;
   const bool inc = c.op == Op::Inc, scratch = result == nullptr;
-  std::shared_ptr<std::vector<std::byte>> keep;
-  if (inc || scratch) keep = std::make_shared<std::vector<std::byte>>((inc + scratch) * bytes);
-  if (inc) {
-    for (std::size_t i = 0; i < count; ++i) std::memcpy(keep->data() + i * esize, kOne.at(c.dtype), esize);
-    origin = keep->data();
-  }
-  if (scratch) result = keep->data() + (inc ? bytes : 0);
+  const std::size_t room_bytes = (inc + scratch) * bytes;
+  const bool inline_room = count <= chunk && room_bytes <= InFlightOps::Op::kScratch;
+  std::shared_ptr<std::byte[]> shared;
+  if (room_bytes && !inline_room) shared = std::make_shared_for_overwrite<std::byte[]>(room_bytes);
+  auto fill = [&](std::byte* room) {
+    if (inc) {
+      for (std::size_t i = 0; i < count; ++i) std::memcpy(room + i * esize, kOne.at(c.dtype), esize);
+      origin = room;
+    }
+    if (scratch) result = room + (inc ? bytes : 0);
+  };
+  if (shared) fill(shared.get());
   auto at = [&](const void* p, std::size_t first) {
     return p ? static_cast<const std::byte*>(p) + first * esize : nullptr;
   };
@@ -66,15 +74,17 @@ void NativeAtomics::apply(const Where& w, const AtomicCall& c, const Access& a, 
     part.lo = a.lo + first * esize;
     part.hi = part.lo + n * esize;
     if (order_) order_->wait_for_earlier(w.target, part);
+    InFlightOps::Op* done = ops_.begin(w.target, request);
+    if (room_bytes && inline_room) fill(done->scratch.data());  // the only chunk
+    done->keep = shared;
     // libfabric's compare form takes (buf = value swapped in, compare =
     // comperand or mask); ours is (origin = comperand, origin2 = swap).
     const bool compare = kind == AtomicKind::Compare;
     const void* buf = compare ? at(c.origin2, first) : at(origin, first);
     const void* cmp = compare ? at(origin, first) : nullptr;
     void* res = static_cast<std::byte*>(result) + first * esize;
-    auto* done = new InFlightOps::Rma(&ops_, w.target, request, keep);
     if (order_) order_->record(w.target, done->token, part);
-    InFlightOps::submit(done, [&](InFlightOps::Rma* d) {
+    InFlightOps::submit(done, [&](InFlightOps::Op* d) {
       s_.endpoint->transport().atomic(p.addr, kind, nop, c.dtype, buf, cmp, res, n, w.region,
                                       w.offset + first * esize, d);
     });

@@ -68,7 +68,7 @@ void ProviderPath::put(const Where& w, const void* origin, std::size_t bytes, co
     return;
   }
   const Peer& p = s_.peers[w.target];
-  InFlightOps::submit(new InFlightOps::Rma(&ops_, w.target, request), [&](InFlightOps::Rma* done) {
+  InFlightOps::submit(ops_.begin(w.target, request), [&](InFlightOps::Op* done) {
     s_.endpoint->transport().write(p.addr, origin, bytes, w.region, w.offset, done);
   });
   s_.ring(w.target);
@@ -80,7 +80,7 @@ void ProviderPath::get(const Where& w, void* result, std::size_t bytes, const Re
     return;
   }
   const Peer& p = s_.peers[w.target];
-  InFlightOps::submit(new InFlightOps::Rma(&ops_, w.target, request), [&](InFlightOps::Rma* done) {
+  InFlightOps::submit(ops_.begin(w.target, request), [&](InFlightOps::Op* done) {
     s_.endpoint->transport().read(p.addr, result, bytes, w.region, w.offset, done);
   });
   s_.ring(w.target);
@@ -110,7 +110,7 @@ void ProviderPath::put_pieces(const Where& w, const std::byte* origin, std::span
   const Peer& p = s_.peers[w.target];
   Transport& t = s_.endpoint->transport();
   in_stretches(pieces, const_cast<std::byte*>(origin), w.offset, t.max_stretches(), [&](auto stretches) {
-    InFlightOps::submit(new InFlightOps::Rma(&ops_, w.target, request), [&](InFlightOps::Rma* done) {
+    InFlightOps::submit(ops_.begin(w.target, request), [&](InFlightOps::Op* done) {
       t.write_stretches(p.addr, stretches, w.region, done);
     });
   });
@@ -123,7 +123,7 @@ void ProviderPath::get_pieces(const Where& w, std::byte* result, std::span<const
   const Peer& p = s_.peers[w.target];
   Transport& t = s_.endpoint->transport();
   in_stretches(pieces, result, w.offset, t.max_stretches(), [&](auto stretches) {
-    InFlightOps::submit(new InFlightOps::Rma(&ops_, w.target, request), [&](InFlightOps::Rma* done) {
+    InFlightOps::submit(ops_.begin(w.target, request), [&](InFlightOps::Op* done) {
       t.read_stretches(p.addr, stretches, w.region, done);
     });
   });

@@ -29,18 +29,6 @@
 #include "paths/atomic_routes.hpp"
 
 namespace onesided::detail {
-namespace {
-
-// A software atomic in flight: the reply's old values go to `result`.
-struct PendingAtomic final : InFlightOps::Op {
-  void* result;
-  std::size_t bytes;
-  PendingAtomic(InFlightOps* o, int t, void* res, std::size_t n, RequestPtr r)
-      : Op(o, t, std::move(r)), result(res), bytes(n) {}
-};
-
-}  // namespace
-
 void SoftwareAtomics::apply(const Where& w, const AtomicCall& c, const Access& a, const RequestPtr& request) {
   if (order_) order_->wait_for_earlier(w.target, a);
   if (w.local)
@@ -55,8 +43,10 @@ void SoftwareAtomics::apply(const Where& w, const AtomicCall& c, const Access& a
   for (std::size_t first = 0; first < c.count; first += chunk) {
     const std::size_t n = std::min(chunk, c.count - first);
     const std::size_t nbytes = n * esize;
-    auto* pending = new PendingAtomic(
-        &ops_, w.target, c.result ? static_cast<std::byte*>(c.result) + first * esize : nullptr, nbytes, request);
+    // In flight until the reply, whose old values go to `result`.
+    InFlightOps::Op* pending = ops_.begin(w.target, request);
+    pending->result = c.result ? static_cast<std::byte*>(c.result) + first * esize : nullptr;
+    pending->bytes = nbytes;
     if (order_) order_->record(w.target, pending->token, a);
     Header h = s_.header(MsgKind::Atomic, w.target, reinterpret_cast<std::uint64_t>(pending),
                          c.result ? kFetch : 0);
@@ -68,7 +58,7 @@ void SoftwareAtomics::apply(const Where& w, const AtomicCall& c, const Access& a
     if (operands >= 1) std::memcpy(payload.data(), static_cast<const std::byte*>(c.origin) + first * esize, nbytes);
     if (operands >= 2)
       std::memcpy(payload.data() + nbytes, static_cast<const std::byte*>(c.origin2) + first * esize, nbytes);
-    InFlightOps::submit(pending, [&](PendingAtomic*) { s_.send(w.target, h, payload.data(), payload.size()); });
+    InFlightOps::submit(pending, [&](InFlightOps::Op*) { s_.send(w.target, h, payload.data(), payload.size()); });
   }
 }
 
@@ -113,7 +103,7 @@ void SoftwareAtomics::apply_locked(Op op, Dtype dtype, std::byte* target, const 
 }
 
 void SoftwareAtomics::on_reply(const Header& h, const std::byte* payload, std::size_t len) {
-  auto* p = reinterpret_cast<PendingAtomic*>(h.token);
+  auto* p = reinterpret_cast<InFlightOps::Op*>(h.token);
   const bool failed = h.flags & kFailed;
   if (!failed && p->result) std::memcpy(p->result, payload, std::min(len, p->bytes));
   const std::string reason(reinterpret_cast<const char*>(payload), failed ? len : 0);

@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -51,13 +52,21 @@ void check(const char* call, long ret) {
 }
 
 // Every operation posted to the provider carries one of these as its context
-// (FI_CONTEXT2 mode: the provider may use the leading fi_context2).
+// (FI_CONTEXT2 mode: the provider may use the leading fi_context2): an RMA's or
+// atomic's in its Completion's transport_room, a message's allocated with its bytes.
 struct OpContext {
   fi_context2 fi{};
   enum Kind { Rma, Send, Receive } kind;
-  Completion* done = nullptr;      // Rma
+};
+struct RmaContext : OpContext {
+  Completion* done;
+};
+struct MessageContext : OpContext {
   std::vector<std::byte> payload;  // Send: bytes owned until completion; Receive: the buffer
 };
+static_assert(sizeof(RmaContext) <= Completion::kTransportRoom && std::is_trivially_destructible_v<RmaContext>);
+
+RmaContext* rma_context(Completion* done) { return new (done->transport_room) RmaContext{{{}, OpContext::Rma}, done}; }
 
 class FabricRegion final : public LocalRegion {
  public:
@@ -122,7 +131,7 @@ class FabricTransport final : public Transport {
     max_message_ = std::min<std::size_t>(kMessageCap, info_->ep_attr->max_msg_size);
     max_message_ -= sizeof(Envelope);
     for (std::size_t i = 0; i < kReceiveBuffers; ++i) {
-      auto ctx = std::make_unique<OpContext>();
+      auto ctx = std::make_unique<MessageContext>();
       ctx->kind = OpContext::Receive;
       ctx->payload.resize(max_message_ + sizeof(Envelope));
       post_receive(ctx.get());
@@ -249,9 +258,7 @@ class FabricTransport final : public Transport {
 
   void write(PeerAddr peer, const void* src, std::size_t len, RemoteRegion region,
              std::uint64_t offset, Completion* done) override {
-    auto* ctx = new OpContext{};
-    ctx->kind = OpContext::Rma;
-    ctx->done = done;
+    auto* ctx = rma_context(done);
     post("fi_writemsg", [=, this] {
       iovec iov{const_cast<void*>(src), len};
       fi_rma_iov rma{region.addr + offset, len, region.key};
@@ -270,9 +277,7 @@ class FabricTransport final : public Transport {
 
   void read(PeerAddr peer, void* dst, std::size_t len, RemoteRegion region, std::uint64_t offset,
             Completion* done) override {
-    auto* ctx = new OpContext{};
-    ctx->kind = OpContext::Rma;
-    ctx->done = done;
+    auto* ctx = rma_context(done);
     post("fi_read", [=, this] {
       return fi_read(ep_, dst, len, nullptr, peer, region.addr + offset, region.key, ctx);
     });
@@ -313,7 +318,7 @@ class FabricTransport final : public Transport {
       });
       return;
     }
-    auto* ctx = new OpContext{};
+    auto* ctx = new MessageContext{};
     ctx->kind = OpContext::Send;
     ctx->payload = std::move(bytes);
     post("fi_send", [=, this] {
@@ -346,9 +351,7 @@ class FabricTransport final : public Transport {
     const auto fop = fabric_op(op);
     const auto fdt = fabric_datatype(dtype);
     if (!fop || !fdt) raise(ErrorCategory::Internal, "no native form for this atomic");
-    auto* ctx = new OpContext{};
-    ctx->kind = OpContext::Rma;
-    ctx->done = done;
+    auto* ctx = rma_context(done);
     const std::uint64_t addr = region.addr + offset;
     switch (kind) {
       case AtomicKind::Fetch:
@@ -447,9 +450,7 @@ class FabricTransport final : public Transport {
     if (stretches.empty() || stretches.size() > max_stretches_)
       raise(ErrorCategory::Internal, std::string(call) + ": " + std::to_string(stretches.size()) +
                                          " stretches, the provider takes 1 to " + std::to_string(max_stretches_));
-    auto* ctx = new OpContext{};
-    ctx->kind = OpContext::Rma;
-    ctx->done = done;
+    auto* ctx = rma_context(done);
     std::vector<iovec> iov;
     std::vector<fi_rma_iov> rma;
     for (const Stretch& st : stretches) {
@@ -468,7 +469,7 @@ class FabricTransport final : public Transport {
     });
   }
 
-  void post_receive(OpContext* ctx) {
+  void post_receive(MessageContext* ctx) {
     post("fi_recv", [this, ctx] {
       return fi_recv(ep_, ctx->payload.data(), ctx->payload.size(), nullptr, FI_ADDR_UNSPEC, ctx);
     });
@@ -478,19 +479,18 @@ class FabricTransport final : public Transport {
     if (!ctx) return;
     switch (ctx->kind) {
       case OpContext::Rma:
-        ctx->done->complete(error);
-        delete ctx;
+        static_cast<RmaContext*>(ctx)->done->complete(error);  // it owns the context's room
         break;
       case OpContext::Send:
         // A failed control message cannot be attributed to an operation;
         // the peer is gone or the fabric is broken.
         if (error) raise(ErrorCategory::Transport, std::string("fi_send completion: ") + error);
-        delete ctx;
+        delete static_cast<MessageContext*>(ctx);
         break;
       case OpContext::Receive:
         if (error) break;  // canceled at shutdown; receives_ owns the buffer
-        deliver(ctx->payload.data(), len);
-        post_receive(ctx);
+        deliver(static_cast<MessageContext*>(ctx)->payload.data(), len);
+        post_receive(static_cast<MessageContext*>(ctx));
         break;
     }
   }
@@ -585,7 +585,7 @@ class FabricTransport final : public Transport {
   std::mutex progress_mutex_;  // one dispatcher at a time keeps message order
   std::deque<Deferred> deferred_;  // guarded by fi_mutex_
   std::atomic<bool> any_deferred_{false};  // !deferred_.empty(), written under fi_mutex_, read without
-  std::vector<std::unique_ptr<OpContext>> receives_;  // posted receive buffers
+  std::vector<std::unique_ptr<MessageContext>> receives_;  // posted receive buffers
   const std::uint64_t sender_id_ = std::random_device{}() ^ (std::uint64_t(::getpid()) << 32);
   std::unordered_map<PeerAddr, std::uint64_t> next_seq_;  // guarded by fi_mutex_
   std::unordered_map<std::uint64_t, Inbox> inboxes_;

@@ -35,7 +35,7 @@ class ProgressEngine {
   // third thread competes for the cores and the CQ.
   template <class Pred>
   void wait(Pred&& done) {
-    Caller in(callers_);
+    Caller in(callers_, entries_);
     unsigned idle = 0;
     while (!done()) {
       check_failure();
@@ -109,16 +109,22 @@ class ProgressEngine {
   // this host ends it early); returns what a poll found meanwhile.
   std::size_t rest(std::chrono::microseconds d);
 
-  // A thread inside wait(), counted while it is there.
+  // A thread inside wait(), counted while it is there; every entry is
+  // counted too, so run() sees a thread that waits again and again even
+  // when it looks between two waits.
   struct Caller {
     std::atomic<int>& n;
-    explicit Caller(std::atomic<int>& c) : n(c) { n.fetch_add(1, std::memory_order_relaxed); }
+    explicit Caller(std::atomic<int>& c, std::atomic<std::uint64_t>& entries) : n(c) {
+      n.fetch_add(1, std::memory_order_relaxed);
+      entries.fetch_add(1, std::memory_order_relaxed);
+    }
     ~Caller() { n.fetch_sub(1, std::memory_order_relaxed); }
   };
 
   Transport& transport_;
   std::atomic<bool> stop_{false};
   std::atomic<int> callers_{0};  // threads in wait(), which poll for the process
+  std::atomic<std::uint64_t> entries_{0};  // entries into wait() so far
   std::atomic<std::uint64_t> delivered_{0};  // see observe()
   std::atomic<bool> failed_{false};
   std::atomic<int> expected_{0};
@@ -129,11 +135,13 @@ class ProgressEngine {
   std::mutex failure_mutex_;
   std::string failure_;
   static constexpr std::chrono::microseconds kShortNap{10};
-  // While spinning (wait(), and run()'s hot regime), yield the core on
-  // every this-many-th idle poll.
+  // While spinning, wait() yields the core on every this-many-th idle poll.
   static constexpr unsigned kYieldEvery = 16;
+  // run()'s hot regime yields at most this often (see there).
+  static constexpr std::chrono::microseconds kYieldPeriod{1000};
   // How long the background thread sleeps, without polling, while a thread
-  // in wait() polls; it resumes at most this long after the last one left.
+  // in wait() polls; it resumes between this long and twice this long
+  // after the last one left (once a whole sleep saw no thread enter).
   static constexpr std::chrono::microseconds kStandAside{50};
   static constexpr std::chrono::microseconds kContendedYield{500};
   static constexpr std::chrono::milliseconds kReprobe{20};

@@ -51,6 +51,13 @@ class Completion {
   // `error` is null on success, else the provider's description of the failure.
   virtual void complete(const char* error) = 0;
 
+  // The transport's own record of the operation (libfabric's op context
+  // and what leads back here), kept in the Completion from the post until
+  // complete() is called, so that posting allocates nothing. Only the
+  // transport the Completion was posted to touches it.
+  static constexpr std::size_t kTransportRoom = 80;
+  alignas(16) std::byte transport_room[kTransportRoom];
+
  protected:
   ~Completion() = default;
 };
