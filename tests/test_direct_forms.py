@@ -74,6 +74,8 @@ CALLS: list[tuple[str, Callable[[Any, np.ndarray], Any]]] = [
                                                                       r, 0)),
     ("Flush bad rank", lambda w, r: w.Flush(3)),
     ("Flush no rank", lambda w, r: w.Flush()),
+    ("Flush bool rank", lambda w, r: w.Flush(True)),
+    ("Put bool rank", lambda w, r: w.Put(np.array([1], i8), False)),
 ]
 
 
@@ -107,7 +109,8 @@ def run(call: Callable[[Any, np.ndarray], Any], direct: bool) -> tuple[Any, list
 
 TYPE_ERRORS = {"Put missing rank", "Put unknown keyword", "Put too many", "Put twice origin", "Flush no rank"}
 ONESIDED_ERRORS = {"Put bad rank", "Put float target", "Put outside", "Fetch_and_op None disp", "Accumulate op None",
-                   "Accumulate int op", "Compare_and_swap two elements", "Flush bad rank"}
+                   "Accumulate int op", "Compare_and_swap two elements", "Flush bad rank", "Flush bool rank",
+                   "Put bool rank"}
 
 
 @pytest.mark.parametrize("name, call", CALLS, ids=[c[0] for c in CALLS])

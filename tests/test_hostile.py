@@ -582,7 +582,7 @@ def test_one_rank_bad_creation_argument_fails_every_rank(launcher: str) -> None:
     for case in RANK_CASES if launcher == "onesided" else MPIEXEC_CASES:
         cls = RANK_CASES[case]
         t0 = time.perf_counter()
-        out = run_ranks("hostile.py", 2, case, launcher=launcher, timeout=30).stdout
+        out = run_ranks("hostile.py", 2, case, launcher=launcher, timeout=90).stdout
         took = time.perf_counter() - t0
         # Ranks' lines may run together on the shared pipe.
         lines = sorted(re.findall(r"RAISED (\d+) (\w+) ([\d.]+) (.*?)(?=RAISED |\n|$)", out))

@@ -22,6 +22,7 @@
 
 #include <array>
 #include <cstddef>
+#include <new>
 #include <vector>
 
 #include "checked_args.hpp"
@@ -91,8 +92,12 @@ PyObject* call(PyObject* self, PyObject* const* argv, Py_ssize_t nargs, PyObject
     set_python_error(e);
   } catch (py::error_already_set& e) {
     e.restore();
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_SystemError, "onesided: an unknown C++ exception in a direct form");
   }
   return nullptr;
 }
