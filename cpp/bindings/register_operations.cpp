@@ -9,7 +9,6 @@
 
 #include <array>
 
-
 #include "registrations.hpp"
 #include "onesided/window.hpp"
 #include "checked_args.hpp"
@@ -181,7 +180,9 @@ void register_operations(py::module_& m, py::class_<Window>& cls) {
   // The direct forms (direct_forms.hpp): DIRECT_FORMS names them, and
   // _direct_forms(win) returns them bound to `win`, in that order.
   py::list direct_names;
-  for (const char* name : {"Put", "Get", "Accumulate", "Get_accumulate", "Fetch_and_op", "Compare_and_swap"})
+  for (const char* name : {direct_form::Put::method, direct_form::Get::method, direct_form::Accumulate::method,
+                           direct_form::GetAccumulate::method, direct_form::FetchAndOp::method,
+                           direct_form::CompareAndSwap::method})
     direct_names.append(name);
   m.attr("DIRECT_FORMS") = direct_names;
   m.def("_direct_forms", [](py::handle window) {

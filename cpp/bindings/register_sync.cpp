@@ -61,27 +61,24 @@ struct LockDirect {
     return a[0] && lock_shortcut(checked(self), a[0], a[1] ? a[1] : exclusive, a[2] ? a[2] : direct::zero());
   }
 };
-struct FlushDirect {
-  static constexpr const char* method = "Flush";
+// Flush and Unlock: `name(rank)`, the core's `call` on a plain rank.
+template <void (Window::*call)(int)>
+struct RankDirect {
   static constexpr std::array<const char*, 1> params{"rank"};
-  static constexpr const char* doc = "Flush(rank): see Window.Flush.";
   static bool take(PyObject* self, std::array<PyObject*, 1>& a) {
     int rank = 0;
     if (!a[0] || !plain_rank(a[0], rank)) return false;
-    checked(self).flush(rank);
+    (checked(self).*call)(rank);
     return true;
   }
 };
-struct UnlockDirect {
+struct FlushDirect : RankDirect<&Window::flush> {
+  static constexpr const char* method = "Flush";
+  static constexpr const char* doc = "Flush(rank): see Window.Flush.";
+};
+struct UnlockDirect : RankDirect<&Window::unlock> {
   static constexpr const char* method = "Unlock";
-  static constexpr std::array<const char*, 1> params{"rank"};
   static constexpr const char* doc = "Unlock(rank): see Window.Unlock.";
-  static bool take(PyObject* self, std::array<PyObject*, 1>& a) {
-    int rank = 0;
-    if (!a[0] || !plain_rank(a[0], rank)) return false;
-    checked(self).unlock(rank);
-    return true;
-  }
 };
 
 }  // namespace

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from ._common import fmt_ratio, table
 
@@ -85,17 +85,23 @@ def peers_text(runs: list[dict[str, Any]]) -> str:
     return "\n\n".join(out) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
+def print_runs(text: Callable[[list[dict[str, Any]]], str], module: str, argv: list[str] | None) -> int:
+    """The command line of this module and of bench.scale: the JSON files of
+    the runs named on it, merged by ``text``, printed."""
     paths = sys.argv[1:] if argv is None else argv
     if not paths:
-        print("usage: python -m onesided.bench.peers RUN.json [RUN.json ...]", file=sys.stderr)
+        print(f"usage: python -m {module} RUN.json [RUN.json ...]", file=sys.stderr)
         return 2
     runs = []
     for path in paths:
         with open(path) as f:
             runs.append(json.load(f))
-    print(peers_text(runs), end="")
+    print(text(runs), end="")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return print_runs(peers_text, "onesided.bench.peers", argv)
 
 
 if __name__ == "__main__":

@@ -17,12 +17,10 @@ the cores.
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 from ._common import fmt_ratio, table
-from .peers import _cell, _num
+from .peers import _cell, _num, print_runs
 
 __all__ = ["main", "scale_text"]
 
@@ -97,16 +95,7 @@ def scale_text(runs: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    paths = sys.argv[1:] if argv is None else argv
-    if not paths:
-        print("usage: python -m onesided.bench.scale RUN.json [RUN.json ...]", file=sys.stderr)
-        return 2
-    runs = []
-    for path in paths:
-        with open(path) as f:
-            runs.append(json.load(f))
-    print(scale_text(runs), end="")
-    return 0
+    return print_runs(scale_text, "onesided.bench.scale", argv)
 
 
 if __name__ == "__main__":
