@@ -7,6 +7,7 @@
 //   register_request.cpp     Request
 //   register_layout.cpp      Layout: the non-contiguous elements a call touches
 //   register_machine.cpp     what the core sees of the machine: providers, host key
+//   register_buffers.cpp     memory from DLPack producers and raw addresses, checked and held
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -120,4 +121,5 @@ PYBIND11_MODULE(_core, m) {
   onesided::python::register_sync(m, window);
   onesided::python::register_notify(m, window);
   onesided::python::register_machine(m);
+  onesided::python::register_buffers(m);
 }

@@ -17,5 +17,6 @@ void register_operations(py::module_& m, py::class_<Window>& window);     // reg
 void register_sync(py::module_& m, py::class_<Window>& window);           // register_sync.cpp
 void register_notify(py::module_& m, py::class_<Window>& window);         // register_notify.cpp
 void register_machine(py::module_& m);                                     // register_machine.cpp
+void register_buffers(py::module_& m);                                     // register_buffers.cpp
 
 }  // namespace onesided::python

@@ -34,7 +34,6 @@ buffer, or a strided one where a datatype describes the layout, a
 
 from __future__ import annotations
 
-import os
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -65,79 +64,88 @@ def _is_buffer(obj: Any) -> bool:
     try:
         memoryview(obj)
     except TypeError:
-        return hasattr(obj, "__dlpack__") or hasattr(obj, "__cuda_array_interface__")
+        return any(hasattr(obj, name) for name in ("__dlpack__", "__cuda_array_interface__", "__array_interface__"))
     return True
 
 
 class _HostInterface:
-    """An ``__array_interface__`` over host memory described by a CUDA array
-    interface; holds the object that owns the memory."""
+    """An ``__array_interface__`` for numpy, after onesided checked it;
+    holds the object that owns the memory."""
 
     def __init__(self, interface: dict[str, Any], owner: Any) -> None:
         self.__array_interface__ = interface
         self._owner = owner
 
 
-def _is_host_memory(address: int, nbytes: int) -> bool:
-    # A write(2) from an address the process cannot read fails with EFAULT
-    # instead of faulting, so device memory (unmapped on the host) is told
-    # apart from host memory without touching it.
-    if nbytes == 0:
-        return True
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    r, w = os.pipe()
+def _interface_array(obj: Any, interface: Any, name: str, what: str) -> np.ndarray:
+    # An array interface hands over a raw address: numpy would trust it, so
+    # the fields are checked here, and the first and last byte must be
+    # mapped host memory (device memory, or an address from nowhere, is not).
+    if not isinstance(interface, dict):
+        raise ArgumentTypeError(f"{what}: {name} must be a dict, got {type(interface).__name__}")
     try:
-        for at in {address, address + nbytes - 1}:
-            if libc.write(w, ctypes.c_void_p(at), 1) != 1:
-                return False
-            os.read(r, 1)
-    finally:
-        os.close(r)
-        os.close(w)
-    return True
+        address, readonly = interface["data"]
+        address = integer(address, f"{what} {name} data address", 0, 2**64 - 1)
+        shape = tuple(integer(d, f"{what} {name} shape", 0, INT64_MAX) for d in interface["shape"])
+        if address == 0 and 0 not in shape:
+            raise LookupError  # NULL data: refused below, not as a malformed interface
+        strides = interface.get("strides")
+        if strides is not None:
+            strides = tuple(integer(d, f"{what} {name} strides") for d in strides)
+        array = np.asarray(_HostInterface(
+            {"shape": shape, "typestr": interface["typestr"], "strides": strides, "data": (address, bool(readonly)),
+             "version": 3, "descr": interface.get("descr", [("", interface["typestr"])])}, obj))
+    except LookupError as e:
+        if isinstance(e, KeyError):
+            raise ArgumentTypeError(f"{what}: malformed {name} (no {e})") from None
+        raise BufferArgumentError(f"{what}: {name} data is NULL for shape {interface['shape']}") from None
+    except (TypeError, ValueError) as e:
+        raise ArgumentTypeError(f"{what}: malformed {name} ({e})") from None
+    if array.size:
+        lo, hi = np.lib.array_utils.byte_bounds(array) if hasattr(np.lib, "array_utils") else np.byte_bounds(array)
+        if not _core.host_memory(lo, hi - lo):
+            raise BufferArgumentError(f"{what}: {name} points to memory that is not mapped in this process "
+                                      "(device memory, or an address from nowhere; onesided reaches host memory only)")
+    return array
 
 
-def as_array(obj: Any, what: str) -> np.ndarray:
-    """A numpy array over the memory of a buffer (no copy): numpy arrays as
-    they are, other buffer-protocol objects by their format (``bytes`` and
-    ``bytearray`` as uint8), DLPack objects on the CPU, CUDA array interface
-    objects over host memory. Anything else raises ArgumentTypeError."""
+def as_array(obj: Any, what: str, writable: bool = False) -> np.ndarray:
+    """A numpy array over the memory of a buffer (no copy), from any producer:
+    numpy arrays as they are; the buffer protocol (any strides; a format
+    numpy does not read, as bytes, if C-contiguous); DLPack, versioned or
+    not (taken by the core, which keeps the producer's tensor until the
+    array is gone and then calls its deleter once); the CUDA array interface
+    and ``__array_interface__`` over mapped host memory. ``writable`` asks
+    a DLPack producer for memory it does not flag read-only or copied.
+    Anything else raises ArgumentTypeError; a producer's own exception
+    propagates."""
     if isinstance(obj, np.ndarray):
         return obj
     try:
         view = memoryview(obj)
     except TypeError:
         view = None
+    except (ValueError, BufferError) as e:  # a released view, an export refused
+        raise BufferArgumentError(f"{what} buffer cannot be exported ({e})") from None
     if view is not None:
         try:
             return np.asarray(view)
         except (TypeError, ValueError, NotImplementedError):
-            # A format numpy does not read (ctypes pointers, ...): its bytes.
-            if not view.contiguous:
-                raise BufferArgumentError(f"{what} buffer must be contiguous") from None
-            return np.frombuffer(view.cast("B") if view.c_contiguous else view.tobytes(), np.uint8)
+            # A format numpy does not read (ctypes pointers, ...): its bytes,
+            # in place (a copy would lose what a Get writes into it).
+            if not view.c_contiguous:
+                raise BufferArgumentError(f"{what} buffer has format {view.format!r}, which numpy does not read, "
+                                          "and is not C-contiguous; onesided moves such a buffer as its bytes "
+                                          "only when contiguous") from None
+            return np.frombuffer(view.cast("B"), np.uint8)
     if hasattr(obj, "__dlpack__"):
-        try:
-            return np.from_dlpack(obj)
-        except (BufferError, TypeError, ValueError, RuntimeError) as e:
-            raise ArgumentTypeError(f"{what}: a DLPack object onesided cannot read as host memory ({e})") from None
-    interface = getattr(obj, "__cuda_array_interface__", None)
-    if isinstance(interface, dict):
-        try:
-            address, readonly = interface["data"]
-            array = np.asarray(_HostInterface(
-                {"shape": tuple(interface["shape"]), "typestr": interface["typestr"],
-                 "strides": interface.get("strides"), "data": (address, readonly), "version": 3}, obj))
-        except (KeyError, TypeError, ValueError) as e:
-            raise ArgumentTypeError(f"{what}: malformed __cuda_array_interface__ ({e})") from None
-        if not _is_host_memory(address, array.nbytes):
-            raise ArgumentTypeError(f"{what}: a CUDA array interface object over device memory (onesided "
-                                    "reaches host memory only)")
-        return array
+        return _core.dlpack_array(obj, what, writable)
+    for name in ("__cuda_array_interface__", "__array_interface__"):
+        interface = getattr(obj, name, None)
+        if interface is not None:
+            return _interface_array(obj, interface, name, what)
     raise ArgumentTypeError(
-        f"{what} must be a buffer (buffer protocol, DLPack or CUDA array interface), got {type(obj).__name__}"
+        f"{what} must be a buffer (buffer protocol, DLPack or array interface), got {type(obj).__name__}"
     )
 
 
@@ -204,7 +212,7 @@ def _message(spec: Any, writable: bool, what: str, accumulate: bool) -> Message:
             raise ArgumentTypeError(f"{what} must be a buffer or {_FORMS}; got {len(spec)} items")
     if buf is None:
         raise ArgumentTypeError(f"{what} buffer is required, got None")
-    arr = as_array(buf, what)
+    arr = as_array(buf, what, writable)
     flags = arr.flags
     if writable and not flags.writeable:
         raise BufferArgumentError(f"{what} buffer is read-only")
@@ -244,6 +252,30 @@ def _message(spec: Any, writable: bool, what: str, accumulate: bool) -> Message:
         raw = arr.reshape(-1, order="A").view(np.uint8)
         arr = raw[displ * itemsize : (displ + count) * itemsize] if displ else raw
     return Message(arr, count * per, code)
+
+
+def absent(spec: Any, what: str) -> bool:
+    """Whether ``spec`` passes no memory: None, or a list or tuple whose
+    buffer is None (``[None, MPI.INT]``, ``[None, 0, T]``), which MPI code
+    passes toward a PROC_NULL target. The rest of such a spec is still
+    checked: counts and displacements are integers, a datatype is one."""
+    if spec is None:
+        return True
+    if not isinstance(spec, (tuple, list)) or not spec or spec[0] is not None:
+        return False
+    rest = spec[1:]
+    if len(rest) > 3:
+        raise ArgumentTypeError(f"{what} must be a buffer or {_FORMS}; got {len(spec)} items")
+    for item in rest:
+        if isinstance(item, (tuple, list)):
+            _count_displ(item, what)
+        elif is_datatype(item) or isinstance(item, Layout):
+            continue
+        elif _is_int(item):
+            _count(item, what)
+        else:
+            dtype_code(item)  # raises for what is no dtype
+    return True
 
 
 def _strided(arr: np.ndarray, count: int | None, displ: int, dtype: Any, what: str) -> Message:
@@ -334,18 +366,22 @@ def _layout_count(layout: Layout, count: int | None, what: str) -> None:
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    # A count, as mpi4py tells one: anything with __index__ (a bool is one,
+    # and then refused by integer()); a type (np.int64) is a datatype.
+    return isinstance(value, (int, np.integer)) or (not isinstance(value, type) and hasattr(type(value), "__index__"))
 
 
-def target(spec: Any, origin: Message, accumulate: bool = False) -> Target:
+def target(spec: Any, origin: Message | None, accumulate: bool = False) -> Target:
     """The target displacement and layout of a target spec, after checking
-    that its elements are the origin's in number and basic dtype."""
+    that its elements are the origin's in number and basic dtype. With no
+    origin (a None buffer for a PROC_NULL target) only the spec's own form
+    is checked."""
     if spec is None:
         return Target(0)
     if type(spec) is int:
         return Target(integer(spec, "target displacement"))
     if isinstance(spec, Layout):
-        return Target(0, _target_layout(spec, None, origin))
+        return Target(0, None if origin is None else _target_layout(spec, None, origin))
     if isinstance(spec, (tuple, list)):
         if not 1 <= len(spec) <= 3:
             raise ArgumentTypeError(f"target must be None, a displacement, a Layout or (disp[, count[, datatype]]), "
@@ -354,7 +390,13 @@ def target(spec: Any, origin: Message, accumulate: bool = False) -> Target:
         count = integer(spec[1], "target count", 0, INT64_MAX) if len(spec) >= 2 and spec[1] is not None else None
         dtype = spec[2] if len(spec) == 3 else None
         if isinstance(dtype, Layout):
-            return Target(disp, _target_layout(dtype, count, origin))
+            return Target(disp, None if origin is None else _target_layout(dtype, count, origin))
+        if dtype is not None and not is_datatype(dtype):
+            dtype_code(dtype)  # raises for what is no dtype
+        if origin is None:
+            if is_datatype(dtype):
+                _one_type(decode(dtype), "target datatype", accumulate)
+            return Target(disp)
         per = 1
         if is_datatype(dtype):
             d = _one_type(decode(dtype), "target datatype", accumulate)
@@ -406,7 +448,7 @@ def window_memory(memory: Any) -> Any:
     """The memory a Create window exposes: any writable C-contiguous buffer
     (DLPack and CUDA array interface objects as numpy arrays over their
     memory)."""
-    arr = as_array(memory, "memory")
+    arr = as_array(memory, "memory", writable=True)
     if not arr.flags.writeable:
         raise BufferArgumentError("memory is read-only: a window needs writable memory")
     if not arr.flags.c_contiguous:
@@ -442,14 +484,17 @@ def _contiguous(buf: Any) -> bool:
     return flags is None or flags.c_contiguous or flags.f_contiguous
 
 
-def same_dtype(a: Message, b: Message, what: str) -> None:
-    """Rule for one-element calls: every buffer holds the same dtype."""
+def same_dtype(a: Message | None, b: Message | None, what: str) -> None:
+    """Rule for one-element calls: every buffer holds the same dtype (a
+    buffer left out, None for a PROC_NULL target, matches any)."""
+    if a is None or b is None:
+        return
     if a.dtype != b.dtype:
         raise ArgumentError(f"{what}: dtypes differ ({dtype_of(a.dtype)} vs {dtype_of(b.dtype)})")
 
 
-def same_shape(a: Message, b: Message, what: str) -> None:
+def same_shape(a: Message | None, b: Message | None, what: str) -> None:
     """Rule for multi-buffer calls: one dtype and one count for all."""
     same_dtype(a, b, what)
-    if a.count != b.count:
+    if a is not None and b is not None and a.count != b.count:
         raise ArgumentError(f"{what}: counts differ ({a.count} vs {b.count})")

@@ -19,6 +19,7 @@ import numpy as np
 
 from . import _core
 from ._errors import ArgumentError, ArgumentTypeError, Error
+from ._mpi_objects import buffer
 from ._mpi_job import window_group
 from ._world import world
 
@@ -197,9 +198,9 @@ def Get_address(location: Any) -> int:
     """The absolute address of the first byte of a buffer (mpi4py's
     ``MPI.Get_address``): the target displacement of memory attached to a
     dynamic window."""
-    try:
-        view = memoryview(location)
-    except TypeError:
-        raise ArgumentTypeError(f"Get_address needs a buffer, got {type(location).__name__}") from None
-    address: int = np.asarray(view).__array_interface__["data"][0]
-    return address
+    if isinstance(location, buffer):
+        return location.address  # numpy gives empty memory an address of its own; the window's is 0
+    address = _core.buffer_address(location)
+    if address is None:
+        raise ArgumentTypeError(f"Get_address needs a buffer, got {type(location).__name__}")
+    return int(address)
