@@ -87,6 +87,9 @@ PyObject* call(PyObject* self, PyObject* const* argv, Py_ssize_t nargs, PyObject
   std::array<PyObject*, D::params.size()> a{};
   try {
     if (match(D::params, argv, nargs, kwnames, a) && D::take(self, a)) Py_RETURN_NONE;
+    // A refusal never leaves an exception set: the fallback would run with
+    // it pending and end as SystemError.
+    if (PyErr_Occurred()) return nullptr;
     return fall_back(self, D::method, argv, nargs, kwnames);
   } catch (const Error& e) {
     set_python_error(e);

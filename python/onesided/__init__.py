@@ -77,7 +77,7 @@ __version__ = "0.1.0"
 
 COMM_WORLD: Comm = world()
 
-# The null window (mpi4py's MPI.WIN_NULL): Window() is this object.
+# The null window (mpi4py's MPI.WIN_NULL): Window() is equal to it (a new null window, as MPI.Win()).
 WIN_NULL: NullWindow = Window()
 
 # The MPI reduction ops, named as in mpi4py (onesided.SUM is MPI.SUM).

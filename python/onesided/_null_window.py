@@ -36,6 +36,10 @@ class NullWindow:
     def free(self) -> None:
         """Nothing to free."""
 
+    def Get_name(self) -> str:
+        """``"MPI_WIN_NULL"``, as ``MPI.WIN_NULL.Get_name()``."""
+        return "MPI_WIN_NULL"
+
     def __repr__(self) -> str:
         return "<onesided.Window null>"
 
@@ -55,4 +59,4 @@ class NullWindow:
         return null_call
 
 
-_NULL = object.__new__(NullWindow)
+

@@ -30,8 +30,10 @@ Guarantees (the same for every window):
   they complete while the target computes, sleeps or holds the GIL. Blocking
   calls release the GIL; several threads may use one window.
 * **PROC_NULL.** A ``PROC_NULL`` target (onesided's or mpi4py's) makes every
-  data call, Lock, Unlock, Flush and Flush_local a no-op; its buffers may be
-  None and an R* call's request is complete at once.
+  data call, Lock, Unlock, Flush and Flush_local a no-op, after checking
+  every other argument as for any rank (so a mistake raises at every rank of
+  a halo exchange alike); only its buffers may be None. An R* call's
+  request is complete at once.
 * **Lifetime.** A window over an mpi4py communicator keeps its own duplicate
   of it (freed by Free), so the caller may free the communicator at once.
 
@@ -54,7 +56,7 @@ from typing import Any, Callable
 
 from . import _core, _mpi_args as mpi_args, _operations as operations
 from ._mpi_args import Get_address
-from ._null_window import _NULL, NullWindow
+from ._null_window import NullWindow
 from ._request import Request
 from ._types import OPS, RMW2_OPS, RMW_OPS
 from ._window_constants import (
@@ -62,9 +64,7 @@ from ._window_constants import (
     FLAVOR_CREATE,
     FLAVOR_DYNAMIC,
     FLAVOR_SHARED,
-    PROC_NULL,
     _mpi,
-    _proc_null,
 )
 from ._window_notify import WindowNotify
 from ._window_surface import WindowSurface
@@ -82,7 +82,7 @@ class _WindowType(type(_core.Window)):  # type: ignore[misc]
 
     def __call__(cls, win: Any = None) -> Any:
         if win is None:
-            return _NULL
+            return object.__new__(NullWindow)  # equal to WIN_NULL, not it, as MPI.Win()
         if isinstance(win, (Window, NullWindow)):
             return win
         raise TypeError(f"Window(win) takes a Window, got {type(win).__name__}; "
@@ -330,19 +330,15 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
             setattr(self, shortcut, form)
 
     def _issue(self, full: Callable[..., operations.Issued], target_rank: int, *args: Any) -> None:
-        # The full path of an operation the shortcut did not take. A
-        # PROC_NULL target (onesided's or mpi4py's) is a no-op whatever the
-        # buffers, None included, as in MPI.
-        if _proc_null(target_rank) == PROC_NULL:
-            return
-        self._keep(target_rank, *full(self, target_rank, *args).buffers)
+        # The full path of an operation the shortcut did not take: the rank
+        # checked and translated once (mpi4py's PROC_NULL is onesided's),
+        # then every other argument, PROC_NULL or not (_operations.py).
+        rank = mpi_args.rank(target_rank, "target rank")
+        self._keep(rank, *full(self, rank, *args).buffers)
 
     def _issue_request(self, full: Callable[..., operations.Issued], target_rank: int, *args: Any) -> Request:
-        if _proc_null(target_rank) == PROC_NULL:
-            self._check_live("a request-based operation")
-            return Request()  # complete at once
-        issued = full(self, target_rank, *args, request=True)
-        return Request(issued.core, issued.buffers)
+        issued = full(self, mpi_args.rank(target_rank, "target rank"), *args, request=True)
+        return Request(issued.core, issued.buffers) if issued.core is not None else Request()
 
     def _keep(self, rank: int, *objs: Any) -> None:
         # Buffers must outlive the operation; drop them at completion. Where

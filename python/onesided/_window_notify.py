@@ -33,10 +33,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _operations as operations
+from . import _mpi_args as mpi_args, _operations as operations
 from ._request import Request
 from ._types import OPS
-from ._window_constants import PROC_NULL, _proc_null
+from ._window_constants import PROC_NULL
 
 if TYPE_CHECKING:
     from ._window import Window
@@ -75,28 +75,29 @@ class WindowNotify(_Base):
         # arguments are plain arrays and ints, else the full parse; then
         # the notification, which follows it.
         index = self._notification(notification_idx)
-        if _proc_null(target_rank) == PROC_NULL:
-            return
         shortcut() or self._issue(full, target_rank, *args)
-        self._notify(target_rank, index, False)
+        rank = mpi_args.rank(target_rank, "target rank")
+        if rank != PROC_NULL:
+            self._notify(rank, index, False)
 
     def _notified_request(self, full: Any, target_rank: int, notification_idx: Any, *args: Any) -> Request:
         index = self._notification(notification_idx)
-        if _proc_null(target_rank) == PROC_NULL:
-            self._check_live("a request-based operation")
+        rank = mpi_args.rank(target_rank, "target rank")
+        issued = full(self, rank, *args, request=True)
+        if rank == PROC_NULL:
             return Request()
-        issued = full(self, target_rank, *args, request=True)
         # The notification follows the operation, so its request completes
         # only after the operation's: it stands for both.
-        return Request(self._notify(target_rank, index, True), issued.buffers)
+        return Request(self._notify(rank, index, True), issued.buffers)
 
     def Notify(self, target_rank: int, notification_idx: int = 0) -> None:
         """Add one to ``target_rank``'s counter ``notification_idx`` once every
         operation this process issued to that rank before this call is
         complete there. Needs an access epoch to the target; returns at once."""
         index = self._notification(notification_idx)
-        if _proc_null(target_rank) != PROC_NULL:
-            self._notify(target_rank, index, False)
+        rank = mpi_args.rank(target_rank, "target rank")
+        if rank != PROC_NULL:
+            self._notify(rank, index, False)
 
     def Put_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> None:
         """Put, then notify ``target_rank``'s counter ``notification_idx`` once

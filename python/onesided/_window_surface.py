@@ -288,15 +288,23 @@ class WindowSurface(_Base):
         raise NotImplementedError("Create_errhandler: onesided raises exceptions, it has no error handlers")
 
     def Get_errhandler(self) -> Any:
-        """``MPI.ERRORS_RETURN`` (None without mpi4py): errors are raised as
-        exceptions, which is what mpi4py's default handler gives."""
+        """A new handle (``MPI.Errhandler``, the caller's to ``Free``) of the
+        handler last set with :meth:`Set_errhandler`, ``MPI.ERRORS_RETURN``
+        before any; None without mpi4py. Whatever it names, errors are
+        raised as exceptions, which is what mpi4py's default handler gives."""
         mpi = _mpi()
-        return mpi.ERRORS_RETURN if mpi is not None else None
+        if mpi is None:
+            return None
+        return mpi.Errhandler(vars(self).get("_errhandler") or mpi.ERRORS_RETURN)
 
     def Set_errhandler(self, errhandler: Any) -> None:
-        """Accepted and ignored: every error is raised as an exception, as
-        with ``MPI.ERRORS_RETURN`` (mpi4py's default); onesided never aborts
-        the job, even under ``MPI.ERRORS_ARE_FATAL``."""
+        """Remembered for :meth:`Get_errhandler`, and otherwise without effect:
+        every error is raised as an exception, as with ``MPI.ERRORS_RETURN``
+        (mpi4py's default); onesided never aborts the job, even under
+        ``MPI.ERRORS_ARE_FATAL``."""
+        mpi = _mpi()
+        if mpi is not None and isinstance(errhandler, mpi.Errhandler):
+            vars(self)["_errhandler"] = mpi.Errhandler(errhandler)
 
     def Call_errhandler(self, errorcode: int) -> None:
         """Not applicable: onesided has no MPI error codes."""
