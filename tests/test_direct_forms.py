@@ -1,9 +1,12 @@
-"""The direct forms (cpp/bindings/direct_forms.hpp): on windows whose
-operations complete in their call, the instance's Put, Get, Accumulate,
-Get_accumulate, Fetch_and_op, Compare_and_swap, Flush and Unlock (and Lock
-on every window) are C functions bound to it. Each call form must do what
-the class's method does: the same memory afterwards, the same result, the
-same error."""
+"""The fast entries (cpp/bindings/fast_entries.hpp) and the direct forms of
+the synchronisation calls (direct_forms.hpp): on every window the
+instance's Put, Get, Accumulate, Get_accumulate, Fetch_and_op,
+Compare_and_swap, Rmw, Rmw2 and the notified forms, and Lock, are C
+functions bound to it (Flush and Unlock too where operations complete in
+their call). Each call form must do what the class's method does: the same
+memory afterwards, the same result, the same error. And there is one road:
+what an entry does not take reaches the class's method, the full parse,
+exactly once, and what it takes never does."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import pytest
 import onesided
 from onesided import Window, _core
 
-RMA = list(_core.DIRECT_FORMS)
+RMA = list(_core.FAST_CALLS)
 SYNC = ["Lock", "Flush", "Unlock"]
 
 
@@ -26,9 +29,10 @@ def test_bound_where_operations_complete_in_their_call() -> None:
         assert win._completes_in_call and not slow._completes_in_call
         for name in RMA + SYNC:
             assert type(getattr(win, name)).__name__ == "builtin_function_or_method", name
-        for name in RMA + ["Flush", "Unlock"]:
+        for name in RMA + ["Lock"]:
+            assert type(getattr(slow, name)).__name__ == "builtin_function_or_method", name
+        for name in ["Flush", "Unlock"]:
             assert type(getattr(slow, name)).__name__ == "method", name
-        assert type(slow.Lock).__name__ == "builtin_function_or_method"
     finally:
         win.Free()
         slow.Free()
@@ -59,6 +63,14 @@ CALLS: list[tuple[str, Callable[[Any, np.ndarray], Any]]] = [
     ("Flush", lambda w, r: w.Flush(0)),
     ("Flush PROC_NULL", lambda w, r: w.Flush(onesided.PROC_NULL)),
     ("Put PROC_NULL", lambda w, r: w.Put(np.array([1], i8), onesided.PROC_NULL)),
+    ("Rmw", lambda w, r: w.Rmw(np.array([1, 2], i8), r, 0, 1)),
+    ("Rmw INC no origin", lambda w, r: w.Rmw(None, r, 0, 2, onesided.RMW_INC)),
+    ("Rmw assertion 0 keyword", lambda w, r: w.Rmw(np.array([1, 2], i8), r, 0, assertion=0)),
+    ("Rmw2", lambda w, r: w.Rmw2(np.array([11, 12], i8), np.array([5, 6], i8), r, 0, 1)),
+    ("Rmw2 keywords", lambda w, r: w.Rmw2(origin2=np.array([5], i8), origin=np.array([10], i8), result=r[:1],
+                                          target_rank=0, op=onesided.RMW2_COMP_SWAP_NE)),
+    ("Rmw implicit epoch", lambda w, r: w.Rmw(np.array([1], i8), r[:1], 0, 0, onesided.RMW_SUM,
+                                              onesided.MODE_PASSIVE_EPOCH_IMPLICIT)),
     # Errors: the class's method raises them, whichever form was called.
     ("Put missing rank", lambda w, r: w.Put(np.array([1], i8))),
     ("Put unknown keyword", lambda w, r: w.Put(np.array([1], i8), 0, bogus=1)),
@@ -110,7 +122,7 @@ def run(call: Callable[[Any, np.ndarray], Any], direct: bool) -> tuple[Any, list
 TYPE_ERRORS = {"Put missing rank", "Put unknown keyword", "Put too many", "Put twice origin", "Flush no rank"}
 ONESIDED_ERRORS = {"Put bad rank", "Put float target", "Put outside", "Fetch_and_op None disp", "Accumulate op None",
                    "Accumulate int op", "Compare_and_swap two elements", "Flush bad rank", "Flush bool rank",
-                   "Put bool rank"}
+                   "Put bool rank", "Rmw implicit epoch"}
 
 
 @pytest.mark.parametrize("name, call", CALLS, ids=[c[0] for c in CALLS])
@@ -140,4 +152,53 @@ def test_lock_forms() -> None:
             with pytest.raises(cls):
                 bad()
     finally:
+        win.Free()
+
+
+class Spy(Window):
+    """A Window whose class methods count their calls: the fast entries hand
+    what they do not take to ``type(win).<name>``."""
+
+    full_parses: list[str] = []
+
+    def Put(self, *args: Any, **kwargs: Any) -> None:
+        Spy.full_parses.append("Put")
+        super().Put(*args, **kwargs)
+
+    def Put_notify(self, *args: Any, **kwargs: Any) -> None:
+        Spy.full_parses.append("Put_notify")
+        super().Put_notify(*args, **kwargs)
+
+    def Lock(self, *args: Any, **kwargs: Any) -> None:
+        Spy.full_parses.append("Lock")
+        super().Lock(*args, **kwargs)
+
+
+@pytest.mark.parametrize("info", [{"onesided_notifications": "1"},
+                                  {"onesided_notifications": "1", "onesided_shared_memory": "off"}],
+                         ids=["inline", "holding"])
+def test_one_road(info: dict[str, str]) -> None:
+    win = Spy.Allocate(64, 8, info=info)
+    try:
+        plain = np.array([1], i8)
+        win.Lock(0)
+        win.Put(plain, 0, 1)
+        win.Put_notify(plain, 0, 2, 0)
+        assert Spy.full_parses == []  # the fast entries took them
+        win.Put([plain, 1, np.int64], 0, (3, 1, np.int64))
+        win.Put(plain, onesided.PROC_NULL, None)
+        win.Put_notify([plain, np.int64], 0, 4)
+        with pytest.raises(onesided.ArgumentTypeError):
+            win.Put([1, 2], 0)
+        win.Unlock(0)
+        with pytest.raises(onesided.ArgumentError):
+            win.Lock(0, 77)
+        # Each call the entries refused reached the full parse exactly once.
+        assert Spy.full_parses == ["Put", "Put_notify", "Put", "Lock"]
+        win.Lock(0)
+        win.Flush(0)
+        assert np.frombuffer(win, i8)[:5].tolist() == [0, 1, 1, 1, 1]
+        win.Unlock(0)
+    finally:
+        Spy.full_parses.clear()
         win.Free()

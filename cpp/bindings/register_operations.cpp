@@ -1,20 +1,25 @@
 // The operations: put, get, the accumulate family and the read-modify-writes
-// of seed 002, each in two forms. The full form takes what the Python layer
-// parsed (buffer, count, dtype code, ...); the shortcut forms take the
-// user's own arguments and recognise plain arrays (shortcut_args.hpp). Every
-// full form releases the GIL around its core call, since any operation may
-// wait for its target (for its Post, for ordering, for provider resources).
+// of seed 002. Their fast entries (fast_entries.hpp) take the user's own
+// arguments and recognise plain arrays (shortcut_args.hpp); the full forms
+// (_put, _get, ...) take what the full parse made of anything else (buffer,
+// count, dtype code, layouts). Every full form releases the GIL around its
+// core call, since any operation may wait for its target (for its Post, for
+// ordering, for provider resources).
 
 #include <pybind11/pybind11.h>
 
 #include <array>
+#include <list>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "registrations.hpp"
 #include "onesided/window.hpp"
 #include "checked_args.hpp"
 #include "parsed_args.hpp"
 #include "shortcut_args.hpp"
-#include "direct_forms.hpp"
+#include "fast_entries.hpp"
 
 namespace onesided::python {
 
@@ -120,89 +125,89 @@ struct Rmw2 : Shortcut<Counts::Equal, TakesOp::Yes, Use::Read, Use::Read, Use::W
 
 }  // namespace shortcut
 
-// The direct forms of MPI.Win's six RMA calls: MPI.Win's parameter names, in
-// the shortcut's argument order.
-namespace direct_form {
-using Names3 = std::array<const char*, 3>;
-using Names4 = std::array<const char*, 4>;
-using Names5 = std::array<const char*, 5>;
-struct Put : DirectOperation<shortcut::Put, true> {
-  static constexpr const char* method = "Put";
-  static constexpr Names3 params{"origin", "target_rank", "target"};
-  static constexpr const char* doc = "Put(origin, target_rank, target=None): see Window.Put.";
-};
-struct Get : DirectOperation<shortcut::Get, true> {
-  static constexpr const char* method = "Get";
-  static constexpr Names3 params{"origin", "target_rank", "target"};
-  static constexpr const char* doc = "Get(origin, target_rank, target=None): see Window.Get.";
-};
-struct Accumulate : DirectOperation<shortcut::Accumulate, true> {
-  static constexpr const char* method = "Accumulate";
-  static constexpr Names4 params{"origin", "target_rank", "target", "op"};
-  static constexpr const char* doc = "Accumulate(origin, target_rank, target=None, op=SUM): see Window.Accumulate.";
-};
-struct GetAccumulate : DirectOperation<shortcut::GetAccumulate, true> {
-  static constexpr const char* method = "Get_accumulate";
-  static constexpr Names5 params{"origin", "result", "target_rank", "target", "op"};
-  static constexpr const char* doc =
-      "Get_accumulate(origin, result, target_rank, target=None, op=SUM): see Window.Get_accumulate.";
-};
-struct FetchAndOp : DirectOperation<shortcut::FetchAndOp, false> {
-  static constexpr const char* method = "Fetch_and_op";
-  static constexpr Names5 params{"origin", "result", "target_rank", "target_disp", "op"};
-  static constexpr const char* doc =
-      "Fetch_and_op(origin, result, target_rank, target_disp=0, op=SUM): see Window.Fetch_and_op.";
-};
-struct CompareAndSwap : DirectOperation<shortcut::CompareAndSwap, false> {
-  static constexpr const char* method = "Compare_and_swap";
-  static constexpr Names5 params{"origin", "compare", "result", "target_rank", "target_disp"};
-  static constexpr const char* doc =
-      "Compare_and_swap(origin, compare, result, target_rank, target_disp=0): see Window.Compare_and_swap.";
-};
-}  // namespace direct_form
+namespace {
+
+// Each fast call: its shortcut, and how its parameters end (fast_entries.hpp).
+// The names are the calls table's (python/onesided, _define_fast).
+std::vector<std::pair<std::string, fast::Forms>>& fast_calls() {
+  using fast::Extra;
+  static std::vector<std::pair<std::string, fast::Forms>> calls{
+      {"Put", fast::forms<shortcut::Put, true>()},
+      {"Get", fast::forms<shortcut::Get, true>()},
+      {"Accumulate", fast::forms<shortcut::Accumulate, true>()},
+      {"Get_accumulate", fast::forms<shortcut::GetAccumulate, true>()},
+      {"Fetch_and_op", fast::forms<shortcut::FetchAndOp, false>()},
+      {"Compare_and_swap", fast::forms<shortcut::CompareAndSwap, false>()},
+      {"Rmw", fast::forms<shortcut::Rmw, false, Extra::Assertion>()},
+      {"Rmw2", fast::forms<shortcut::Rmw2, false, Extra::Assertion>()},
+      {"Put_notify", fast::forms<shortcut::Put, true, Extra::Notification>()},
+      {"Get_notify", fast::forms<shortcut::Get, true, Extra::Notification>()},
+      {"Accumulate_notify", fast::forms<shortcut::Accumulate, true, Extra::Notification>()},
+  };
+  return calls;
+}
+
+fast::Forms& fast_call(const std::string& name) {
+  for (auto& [n, forms] : fast_calls())
+    if (n == name) return forms;
+  raise(ErrorCategory::Internal, "no fast entry for " + name);
+}
+
+PyObject* interned(const std::string& text) {
+  PyObject* s = py::str(text).release().ptr();
+  PyUnicode_InternInPlace(&s);
+  return s;
+}
+
+// Gives the fast entry of `name` its parameter names, default op and
+// docstring from the calls table; a table whose row does not fit the entry
+// fails the import.
+void define_fast(const std::string& name, const py::tuple& params, py::object default_op, const std::string& doc) {
+  fast::Forms& f = fast_call(name);
+  if (params.size() != f.params)
+    raise(ErrorCategory::Internal, name + ": the calls table gives " + std::to_string(params.size()) +
+                                       " parameters, its fast entry takes " + std::to_string(f.params));
+  for (std::size_t i = 0; i < f.params; ++i) {
+    Py_XDECREF(f.names[i]);
+    f.names[i] = interned(py::str(params[i]));
+  }
+  Py_XDECREF(*f.default_op);
+  *f.default_op = default_op.release().ptr();
+  Py_XDECREF(*f.method);
+  *f.method = interned(name);
+  // The entries' __name__ and __doc__, kept for the module's life.
+  static std::list<std::string> texts;
+  f.inline_def->ml_name = f.holding_def->ml_name = texts.emplace_back(name).c_str();
+  f.inline_def->ml_doc = f.holding_def->ml_doc = texts.emplace_back(doc).c_str();
+}
+
+}  // namespace
 
 void register_operations(py::module_& m, py::class_<Window>& cls) {
-  // The shortcut forms; SHORTCUT_FORMS names them for the Python layer.
-  py::list forms;
-  auto add = [&]<class Operation>(const char* name, Operation) {
-    def_shortcut<Operation>(cls, name);
-    forms.append(name);
-  };
-  add("put", shortcut::Put{});
-  add("get", shortcut::Get{});
-  add("accumulate", shortcut::Accumulate{});
-  add("get_accumulate", shortcut::GetAccumulate{});
-  add("fetch_and_op", shortcut::FetchAndOp{});
-  add("compare_and_swap", shortcut::CompareAndSwap{});
-  add("rmw", shortcut::Rmw{});
-  add("rmw2", shortcut::Rmw2{});
-  m.attr("SHORTCUT_FORMS") = forms;
-  // The direct forms (direct_forms.hpp): DIRECT_FORMS names them, and
-  // _direct_forms(win) returns them bound to `win`, in that order.
-  py::list direct_names;
-  for (const char* name : {direct_form::Put::method, direct_form::Get::method, direct_form::Accumulate::method,
-                           direct_form::GetAccumulate::method, direct_form::FetchAndOp::method,
-                           direct_form::CompareAndSwap::method})
-    direct_names.append(name);
-  m.attr("DIRECT_FORMS") = direct_names;
-  m.def("_direct_forms", [](py::handle window) {
+  // The fast entries (fast_entries.hpp): FAST_CALLS names them;
+  // _define_fast gives each its names from the calls table; and
+  // _fast_entries(win, pending) returns them bound to `win`, in FAST_CALLS
+  // order: the Inline entries when `pending` is None, else the Holding
+  // ones, which keep arrays in `pending`.
+  py::list names;
+  for (const auto& [name, forms] : fast_calls()) names.append(name);
+  m.attr("FAST_CALLS") = names;
+  m.def("_define_fast", &define_fast, py::arg("name"), py::arg("params"), py::arg("default_op"), py::arg("doc"));
+  m.def("_fast_entries", [](py::handle window, py::object pending) {
     checked(window);
-    return py::make_tuple(direct_method<direct_form::Put>(window), direct_method<direct_form::Get>(window),
-                          direct_method<direct_form::Accumulate>(window),
-                          direct_method<direct_form::GetAccumulate>(window),
-                          direct_method<direct_form::FetchAndOp>(window),
-                          direct_method<direct_form::CompareAndSwap>(window));
+    const bool holding = !pending.is_none();
+    if (holding && !PyDict_CheckExact(pending.ptr())) throw py::type_error("pending must be a dict");
+    py::object self = holding ? py::object(py::make_tuple(window, pending))
+                              : py::reinterpret_borrow<py::object>(window);
+    py::list out;
+    for (const auto& [name, forms] : fast_calls()) {
+      if (!*forms.method) raise(ErrorCategory::Internal, name + ": fast entry used before _define_fast");
+      PyObject* fn = PyCFunction_NewEx(holding ? forms.holding_def : forms.inline_def, self.ptr(), nullptr);
+      if (!fn) throw py::error_already_set();
+      out.append(py::reinterpret_steal<py::object>(fn));
+    }
+    return py::tuple(out);
   });
-  // Their notified forms, for Put_notify, Get_notify and Accumulate_notify.
-  py::list notified;
-  auto add_notified = [&]<class Operation>(const char* name, Operation) {
-    def_notified_shortcut<Operation>(cls, name);
-    notified.append(name);
-  };
-  add_notified("put", shortcut::Put{});
-  add_notified("get", shortcut::Get{});
-  add_notified("accumulate", shortcut::Accumulate{});
-  m.attr("NOTIFIED_SHORTCUT_FORMS") = notified;
 
   // The full forms. The R* forms pass want_request and get a Request back
   // (else None).

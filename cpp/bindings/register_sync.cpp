@@ -58,7 +58,7 @@ struct LockDirect {
   static constexpr const char* doc = "Lock(rank, lock_type=LOCK_EXCLUSIVE, assertion=0): see Window.Lock.";
   static bool take(PyObject* self, std::array<PyObject*, 3>& a) {
     static PyObject* exclusive = PyLong_FromLong(static_cast<long>(LockType::Exclusive));
-    return a[0] && lock_shortcut(checked(self), a[0], a[1] ? a[1] : exclusive, a[2] ? a[2] : direct::zero());
+    return a[0] && lock_shortcut(checked(self), a[0], a[1] ? a[1] : exclusive, a[2] ? a[2] : fast::zero());
   }
 };
 // Flush and Unlock: `name(rank)`, the core's `call` on a plain rank.
@@ -103,10 +103,6 @@ void register_sync(py::module_& m, py::class_<Window>& cls) {
               raise(ErrorCategory::Argument, "lock_type must be LOCK_EXCLUSIVE or LOCK_SHARED");
             lock_releasing_gil_to_wait(w, target, static_cast<LockType>(type), assertion);
           }))
-      .def("_lock_shortcut",
-           [](py::handle self, py::handle rank, py::handle type, py::handle assertion) {
-             return lock_shortcut(checked(self), rank, type, assertion);
-           })
       .def("_unlock", on_rank(&Window::unlock))
       .def("_lock_all", guard(&Window::lock_all), py::arg("assertion") = 0, release())
       .def("_unlock_all", guard(&Window::unlock_all), release())

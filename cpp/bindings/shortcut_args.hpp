@@ -2,10 +2,9 @@
 // ranks and displacements, and onesided's own op codes (and mpi4py ops the
 // Python layer has once translated) are recognised here in a few C-API
 // calls. Anything else (tuples with counts, memoryviews, mpi4py datatypes)
-// makes a shortcut form return false, and the Python layer parses the call
-// in full. inline_form and nogil_form below are the one definition of every
-// form; the operations describe only their arguments and their core call
-// (register_operations.hpp).
+// makes recognise() return false, and the fast entry (fast_entries.hpp)
+// hands the call to the full parse. The operations describe only their
+// arguments and their core call (register_operations.cpp).
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -196,118 +195,14 @@ inline void keep_until_complete(const py::dict& keep, py::handle target, const p
     if (PyList_Append(kept, arrays[i].ptr()) != 0) throw py::error_already_set();
 }
 
-// The two bindings of `Operation`'s shortcut form. Python calls them with
-// the operation's arguments as the user gave them and gets true once the
-// operation is issued, false when the arguments need the full path. The
-// Python Window picks one per window at creation (no per-call branch):
-//   _<name>_shortcut_inline(win, ...): keeps the GIL and keeps nothing, for
-//     windows whose operations complete in their call, where nothing waits
-//     and a GIL release (60-80 ns, a quarter of the call) would buy nothing;
-//   _<name>_shortcut_nogil(keep, win, ...): releases the GIL around the
-//     core call, which may wait for a target, then keeps the arrays in
-//     `keep` (keep_until_complete), for every other window.
-template <class Operation, std::size_t... I>
-auto inline_form(std::index_sequence<I...>) {
-  return [](py::handle self, decltype((void)I, py::handle())... handles) {
-    ShortcutCallOf<Operation> call;
-    if (!recognise<Operation>({handles...}, call)) return false;
-    Operation::issue(checked(self), call);
-    return true;
-  };
-}
-
-template <class Operation, std::size_t... I>
-auto nogil_form(std::index_sequence<I...>) {
-  return [](const py::dict& keep, py::handle self, decltype((void)I, py::handle())... handles) {
-    const std::array<py::handle, sizeof...(I)> args{handles...};
-    ShortcutCallOf<Operation> call;
-    if (!recognise<Operation>(args, call)) return false;
-    Window& w = checked(self);
-    {
-      py::gil_scoped_release nogil;
-      Operation::issue(w, call);
-    }
-    constexpr std::size_t n = Operation::kArrays.size();  // the target rank follows the arrays
-    keep_until_complete(keep, args[n], args.data(), n);
-    return true;
-  };
-}
-
-// The notified forms (Put_notify, Get_notify, Accumulate_notify): the
-// operation's arguments and then the notification index, issued as the
-// operation followed by Window::notify, in one call instead of three. An
-// index that is not a plain int below the window's count returns false
-// (before anything is issued): the Python layer's full path raises its error.
+// The notification index of a notified call (Put_notify, ...): a plain int
+// below the window's count, else false (before anything is issued), and the
+// full parse raises its error.
 inline bool shortcut_index(Window& w, py::handle h, std::size_t& out) {
   std::int64_t i = 0;
   if (!shortcut_int(h, i) || i < 0 || static_cast<std::uint64_t>(i) >= w.notifications()) return false;
   out = static_cast<std::size_t>(i);
   return true;
-}
-
-template <class Operation, std::size_t... I>
-auto notified_inline_form(std::index_sequence<I...>) {
-  return [](py::handle self, decltype((void)I, py::handle())... handles, py::handle index) {
-    ShortcutCallOf<Operation> call;
-    if (!recognise<Operation>({handles...}, call)) return false;
-    Window& w = checked(self);
-    std::size_t i = 0;
-    if (!shortcut_index(w, index, i)) return false;
-    Operation::issue(w, call);
-    w.notify(call.target, i);
-    return true;
-  };
-}
-
-template <class Operation, std::size_t... I>
-auto notified_nogil_form(std::index_sequence<I...>) {
-  return [](const py::dict& keep, py::handle self, decltype((void)I, py::handle())... handles, py::handle index) {
-    const std::array<py::handle, sizeof...(I)> args{handles...};
-    ShortcutCallOf<Operation> call;
-    if (!recognise<Operation>(args, call)) return false;
-    Window& w = checked(self);
-    std::size_t i = 0;
-    if (!shortcut_index(w, index, i)) return false;
-    constexpr std::size_t n = Operation::kArrays.size();
-    bool issued = false;
-    try {
-      py::gil_scoped_release nogil;
-      Operation::issue(w, call);
-      issued = true;
-      w.notify(call.target, i);
-    } catch (...) {
-      // An issued operation may still read or write its arrays, whatever
-      // became of its notification.
-      if (issued) keep_until_complete(keep, args[n], args.data(), n);
-      throw;
-    }
-    keep_until_complete(keep, args[n], args.data(), n);
-    return true;
-  };
-}
-
-template <class Operation, class Class>
-void def_notified_shortcut(Class& cls, const std::string& name) {
-  constexpr auto arity = std::make_index_sequence<Operation::kArity>();
-  cls.def(("_" + name + "_notify_shortcut_inline").c_str(), notified_inline_form<Operation>(arity));
-  cls.def_static(("_" + name + "_notify_shortcut_nogil").c_str(), notified_nogil_form<Operation>(arity));
-  cls.def_static(("_" + name + "_notify_shortcut").c_str(), [](py::handle self, const py::args&) -> bool {
-    checked(self);
-    return false;
-  });
-}
-
-template <class Operation, class Class>
-void def_shortcut(Class& cls, const std::string& name) {
-  constexpr auto arity = std::make_index_sequence<Operation::kArity>();
-  cls.def(("_" + name + "_shortcut_inline").c_str(), inline_form<Operation>(arity));
-  cls.def_static(("_" + name + "_shortcut_nogil").c_str(), nogil_form<Operation>(arity));
-  // The Python Window sets _<name>_shortcut per instance at creation; on an
-  // instance that was never created this class attribute answers instead.
-  cls.def_static(("_" + name + "_shortcut").c_str(), [](py::handle self, const py::args&) -> bool {
-    checked(self);  // raises: a created window has its own _<name>_shortcut
-    return false;
-  });
 }
 
 }  // namespace onesided::python

@@ -41,14 +41,23 @@ def host_key() -> str:
     """This process's host key: ranks take the shared-memory path only between equal keys."""
 def _remember_op(obj: object, op: int) -> None: ...
 
-# The operations that have shortcut forms (see Window below).
-SHORTCUT_FORMS: list[str]
-# Those that also have notified shortcut forms (_<name>_notify_shortcut_*).
-NOTIFIED_SHORTCUT_FORMS: list[str]
-# The MPI.Win methods that have direct forms (cpp/bindings/direct_forms.hpp),
-# and those forms bound to a window, in that order.
-DIRECT_FORMS: list[str]
-def _direct_forms(window: Window) -> tuple[Callable[..., None], ...]: ...
+# Memory from producers numpy does not keep safe (cpp/bindings/register_buffers.cpp).
+def dlpack_array(obj: Any, what: str, writable: bool) -> Any:
+    """A numpy array over obj's DLPack tensor, holding the capsule until its deleter has run once."""
+def host_memory(address: int, nbytes: int) -> bool:
+    """Whether the first and last byte of [address, address + nbytes) are mapped."""
+def buffer_address(obj: Any) -> int | None:
+    """The address the buffer protocol gives for obj, or None if it exports none."""
+
+# The MPI.Win methods that have fast entries (cpp/bindings/fast_entries.hpp);
+# _define_fast gives one its parameter names, default op and docstring
+# from the calls table (onesided/_calls.py) at import; _fast_entries binds
+# them all to a window, in FAST_CALLS order: the Inline entries when
+# `pending` is None, else the Holding ones, which release the GIL and keep
+# the arrays in `pending[target]` (a dict of lists) until completion.
+FAST_CALLS: list[str]
+def _define_fast(name: str, params: tuple[str, ...], default_op: Any, doc: str) -> None: ...
+def _fast_entries(window: Window, pending: dict[int, list[Any]] | None) -> tuple[Callable[..., None], ...]: ...
 # Lock, Flush and Unlock's direct forms bound to a window.
 def _direct_sync_forms(window: Window) -> tuple[Callable[..., None], Callable[..., None], Callable[..., None]]: ...
 
@@ -108,17 +117,6 @@ class Window:
         self, origin: Buffer | None, result: Buffer, count: int, dtype: int, target: int, disp: int, op: int,
         want_request: bool = False,
     ) -> Request | None: ...
-    # Also, per name in SHORTCUT_FORMS, the shortcut forms
-    # (cpp/bindings/shortcut_args.hpp), which take the operation's arguments
-    # as the user gave them and return True once it is issued, False when
-    # the caller must parse them in full:
-    #   _<name>_shortcut_inline(win, ...) keeps the GIL and keeps nothing;
-    #   _<name>_shortcut_nogil(keep, win, ...), a static method, releases
-    #   the GIL around the core call, then appends the array arguments to
-    #   keep[target] (a dict of lists).
-    # Per name in NOTIFIED_SHORTCUT_FORMS, _<name>_notify_shortcut_inline and
-    # _<name>_notify_shortcut_nogil likewise, taking the notification index
-    # last: the operation, then Window.notify, in one call.
     def _shared_query(self, rank: int) -> tuple[Any, int]: ...
     def _attach(self, memory: Buffer) -> None: ...
     def _detach(self, address: int) -> None: ...
@@ -148,7 +146,6 @@ class Window:
     def _native_count(self, function: int, op: int, dtype: int) -> int: ...
     def _fence(self, assertion: int = 0) -> None: ...
     def _lock(self, target: int, type: int, assertion: int) -> None: ...
-    def _lock_shortcut(self, rank: Any, lock_type: Any, assertion: Any) -> bool: ...
     def _unlock(self, target: int) -> None: ...
     def _lock_all(self, assertion: int = 0) -> None: ...
     def _unlock_all(self) -> None: ...

@@ -66,6 +66,7 @@ from ._window_constants import (
     FLAVOR_SHARED,
     _mpi,
 )
+from ._window_calls import WindowCalls
 from ._window_notify import WindowNotify
 from ._window_surface import WindowSurface
 from ._window_sync import WindowSync
@@ -92,7 +93,7 @@ class _WindowType(type(_core.Window)):  # type: ignore[misc]
         return type.__instancecheck__(cls, obj) or (cls is Window and type(obj) is NullWindow)
 
 
-class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_WindowType):
+class Window(WindowCalls, WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_WindowType):
     """Memory that every rank of a communicator exposes for one-sided access.
 
     Create windows with :meth:`Create`, :meth:`Allocate`,
@@ -123,20 +124,6 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
     _pending: dict[int, list[Any]]
     _attached: dict[int, Any]
     _holds: bool  # whether operations can outlive their call
-    # The binding's shortcut forms as this window uses them (_bind_shortcuts):
-    # called with the window first; True once the operation is issued.
-    _put_shortcut: Callable[..., bool]
-    _get_shortcut: Callable[..., bool]
-    _accumulate_shortcut: Callable[..., bool]
-    _get_accumulate_shortcut: Callable[..., bool]
-    _fetch_and_op_shortcut: Callable[..., bool]
-    _compare_and_swap_shortcut: Callable[..., bool]
-    _rmw_shortcut: Callable[..., bool]
-    _rmw2_shortcut: Callable[..., bool]
-    # ... and the notified ones (the operation, then its notification).
-    _put_notify_shortcut: Callable[..., bool]
-    _get_notify_shortcut: Callable[..., bool]
-    _accumulate_notify_shortcut: Callable[..., bool]
 
     @classmethod
     def _make(cls, memory: Any, disp_unit: int, info: Any, comm: Any, flavor: int) -> "Window":
@@ -167,19 +154,21 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
         self._attached = {}
         # Decided once: the path is fixed for the window's life.
         self._holds = not self._completes_in_call
-        self._bind_shortcuts()
-        # The bindings' direct forms (cpp/bindings/direct_forms.hpp): the
-        # common call with neither a Python frame nor pybind11's dispatcher;
-        # anything else goes to the class's method. Lock on every window (it
-        # releases the GIL only to wait, and never touches _pending).
+        # The fast entries (cpp/bindings/fast_entries.hpp) as the instance's
+        # Put, Get, ...: the common call with neither a Python frame nor
+        # pybind11's dispatcher; anything else goes to the class's method,
+        # the full parse. Where operations complete in their call they keep
+        # the GIL and keep nothing; elsewhere they release it and keep the
+        # arrays in _pending until a completion point drops them.
+        for name, entry in zip(_core.FAST_CALLS, _core._fast_entries(self, self._pending if self._holds else None)):
+            setattr(self, name, entry)
+        # Lock's direct form on every window (it releases the GIL only to
+        # wait, and never touches _pending); Flush and Unlock's where nothing
+        # is ever in flight or kept: Flush is the core's fence, and Unlock's
+        # release in shared memory never waits.
         lock, flush, unlock = _core._direct_sync_forms(self)
         self.Lock = lock  # type: ignore[method-assign]
         if not self._holds:
-            # Nothing is ever in flight or kept: the RMA calls keep the GIL
-            # and keep nothing, Flush is the core's fence, and Unlock's
-            # release in shared memory never waits.
-            for name, method in zip(_core.DIRECT_FORMS, _core._direct_forms(self)):
-                setattr(self, name, method)
             self.Flush = flush  # type: ignore[method-assign]
             self.Unlock = unlock  # type: ignore[method-assign]
         return self
@@ -264,11 +253,11 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
         a second Free raises :class:`EpochError` (``free()`` does not)."""
         self._free()
         self._freed = True
-        # The inline Lock, Flush, Unlock and direct forms are bound to this window (_make):
+        # The fast entries and Lock, Flush, Unlock's direct forms are bound to this window (_make):
         # drop them, so that the window, and an Allocate window's mapping
         # with it, goes as soon as nothing else refers to it, not at the
         # next collection of reference cycles.
-        for name in ("Lock", "Flush", "Unlock", *_core.DIRECT_FORMS):
+        for name in ("Lock", "Flush", "Unlock", *_core.FAST_CALLS):
             vars(self).pop(name, None)
         self._pending.clear()
         self._attached.clear()
@@ -304,155 +293,14 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
 
     # -- operations ------------------------------------------------------------
     #
-    # Each operation is one line: the binding's shortcut form issues it when
-    # the arguments are plain arrays, int ranks and known ops, else _issue
-    # parses them in full (_operations.py). The shortcut form is an instance
-    # attribute chosen once at creation (_bind_shortcuts) and called with the
-    # window as its first argument. It is called here rather than from a
-    # helper because a Python frame costs about 0.14 us on this machine, a
-    # third of an 8-byte Fetch_and_op + Flush on the shared-memory path.
-
-    def _bind_shortcuts(self) -> None:
-        # Where every operation completes in its call, the form that keeps
-        # the GIL: nothing waits and nothing needs keeping. Elsewhere the
-        # form that releases it and then keeps the arrays in _pending until
-        # a completion point drops them. The bindings' plain functions
-        # (__func__ of pybind11's method wrappers), so the window holds no
-        # reference to itself.
-        bindings = vars(_core.Window)
-        shortcuts = [f"_{name}_shortcut" for name in _core.SHORTCUT_FORMS]
-        shortcuts += [f"_{name}_notify_shortcut" for name in _core.NOTIFIED_SHORTCUT_FORMS]
-        for shortcut in shortcuts:
-            if self._holds:
-                form = partial(bindings[f"{shortcut}_nogil"].__func__, self._pending)
-            else:
-                form = bindings[f"{shortcut}_inline"].__func__
-            setattr(self, shortcut, form)
-
-    def _issue(self, full: Callable[..., operations.Issued], target_rank: int, *args: Any) -> None:
-        # The full path of an operation the shortcut did not take: the rank
-        # checked and translated once (mpi4py's PROC_NULL is onesided's),
-        # then every other argument, PROC_NULL or not (_operations.py).
-        rank = mpi_args.rank(target_rank, "target rank")
-        self._keep(rank, *full(self, rank, *args).buffers)
-
-    def _issue_request(self, full: Callable[..., operations.Issued], target_rank: int, *args: Any) -> Request:
-        issued = full(self, mpi_args.rank(target_rank, "target rank"), *args, request=True)
-        return Request(issued.core, issued.buffers) if issued.core is not None else Request()
+    # Put, Get, ... and their R* and *_notify forms are WindowCalls' methods
+    # (_window_calls.py, generated from the calls table in _calls.py): each is
+    # the full parse of its call. The instance's own Put, ... are the fast
+    # entries bound at creation (_make), which hand anything they do not
+    # take to those methods.
 
     def _keep(self, rank: int, *objs: Any) -> None:
         # Buffers must outlive the operation; drop them at completion. Where
         # operations complete in their call there is nothing to keep.
         if self._holds:
             self._pending.setdefault(rank, []).extend(objs)
-
-    def Put(self, origin: Any, target_rank: int, target: Any = None) -> None:
-        """Write ``origin`` into the target's window. Not atomic, unordered;
-        complete at the next flush, unlock or fence of ``target_rank``."""
-        self._put_shortcut(self, origin, target_rank, 0 if target is None else target) or self._issue(
-            operations.put, target_rank, origin, target)
-
-    def Get(self, origin: Any, target_rank: int, target: Any = None) -> None:
-        """Read the target's window into ``origin`` (written when the
-        operation completes). Not atomic, unordered."""
-        self._get_shortcut(self, origin, target_rank, 0 if target is None else target) or self._issue(
-            operations.get, target_rank, origin, target)
-
-    def Rput(self, origin: Any, target_rank: int, target: Any = None) -> Request:
-        """Put returning a Request: complete (origin buffer reusable, data at
-        the target) when the Request is, or at a flush/unlock of ``target_rank``."""
-        return self._issue_request(operations.put, target_rank, origin, target)
-
-    def Rget(self, origin: Any, target_rank: int, target: Any = None) -> Request:
-        """Get returning a Request: ``origin`` holds the data once the Request completes."""
-        return self._issue_request(operations.get, target_rank, origin, target)
-
-    def Raccumulate(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM) -> Request:
-        """Accumulate returning a Request; atomicity and ordering as Accumulate."""
-        return self._issue_request(operations.accumulate, target_rank, origin, target, op)
-
-    def Rget_accumulate(
-        self, origin: Any, result: Any, target_rank: int, target: Any = None, op: Any = SUM
-    ) -> Request:
-        """Get_accumulate returning a Request; ``result`` is valid once it completes."""
-        return self._issue_request(operations.get_accumulate, target_rank, origin, result, target, op)
-
-    def Accumulate(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM) -> None:
-        """target = op(target, origin), atomic per element, ordered with the
-        other accumulate-style calls from this origin."""
-        self._accumulate_shortcut(self, origin, target_rank, 0 if target is None else target, op) or self._issue(
-            operations.accumulate, target_rank, origin, target, op)
-
-    def Get_accumulate(
-        self, origin: Any, result: Any, target_rank: int, target: Any = None, op: Any = SUM
-    ) -> None:
-        """result = target; target = op(target, origin), atomically per element.
-        With op=NO_OP it is an atomic read and ``origin`` may be None."""
-        self._get_accumulate_shortcut(
-            self, origin, result, target_rank, 0 if target is None else target, op
-        ) or self._issue(operations.get_accumulate, target_rank, origin, result, target, op)
-
-    def Fetch_and_op(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0, op: Any = SUM) -> None:
-        """The one-element Get_accumulate: result = target; target = op(target, origin)."""
-        self._fetch_and_op_shortcut(self, origin, result, target_rank, target_disp, op) or self._issue(
-            operations.fetch_and_op, target_rank, origin, result, target_disp, op)
-
-    def Compare_and_swap(
-        self, origin: Any, compare: Any, result: Any, target_rank: int, target_disp: int = 0
-    ) -> None:
-        """result = target; if target == compare: target = origin. One element,
-        atomic with every other accumulate-style call."""
-        self._compare_and_swap_shortcut(self, origin, compare, result, target_rank, target_disp) or self._issue(
-            operations.compare_and_swap, target_rank, origin, compare, result, target_disp)
-
-    def Rmw(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0,
-            op: Any = RMW_OPS["RMW_SUM"], assertion: int = 0) -> None:
-        """Generalised read-modify-write (seed 002): per element, result =
-        target, then target = op(target, origin). Ops: RMW_INC (origin may be
-        None), RMW_SUM, RMW_PROD, RMW_MIN, RMW_MAX, RMW_LAND, RMW_LOR,
-        RMW_LXOR, RMW_BAND, RMW_BOR, RMW_BXOR, RMW_SWAP. Each element is atomic
-        with every accumulate-style call; the vector as a whole is not.
-        Completes like the other RMA calls, or, with
-        MODE_PASSIVE_EPOCH_IMPLICIT, before returning, inside its own
-        exclusive lock epoch (no lock with MODE_NOCHECK as well)."""
-        # An assertion (an implicit epoch) always takes the full path.
-        (not assertion and self._rmw_shortcut(self, origin, result, target_rank, target_disp, op)) or self._issue(
-            operations.rmw, target_rank, origin, result, target_disp, op, assertion)
-
-    def Rmw2(self, origin: Any, origin2: Any, result: Any, target_rank: int, target_disp: int = 0,
-             op: Any = RMW2_OPS["RMW2_COMP_SWAP_EQ"], assertion: int = 0) -> None:
-        """Two-operand read-modify-write: RMW2_MASK_SWAP (origin = mask,
-        origin2 = value: target = (target & ~mask) | (value & mask)) and
-        RMW2_COMP_SWAP_LT/_LE/_EQ/_GE/_GT/_NE (origin = comperand, origin2 =
-        swaperand: when ``comperand OP target`` holds, target = swaperand).
-        result receives the old values; same atomicity and completion as Rmw."""
-        (
-            not assertion and self._rmw2_shortcut(self, origin, origin2, result, target_rank, target_disp, op)
-        ) or self._issue(operations.rmw2, target_rank, origin, origin2, result, target_disp, op, assertion)
-
-    def Rrmw(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0,
-             op: Any = RMW_OPS["RMW_SUM"], assertion: int = 0) -> Request:
-        """Rmw returning a Request that completes with the operation."""
-        return self._issue_request(operations.rmw, target_rank, origin, result, target_disp, op, assertion)
-
-    def Rrmw2(self, origin: Any, origin2: Any, result: Any, target_rank: int, target_disp: int = 0,
-              op: Any = RMW2_OPS["RMW2_COMP_SWAP_EQ"], assertion: int = 0) -> Request:
-        """Rmw2 returning a Request that completes with the operation."""
-        return self._issue_request(operations.rmw2, target_rank, origin, origin2, result, target_disp, op, assertion)
-
-    def Rfetch_and_op(self, origin: Any, result: Any, target_rank: int, target_disp: int = 0,
-                      op: Any = SUM) -> Request:
-        """Fetch_and_op returning a Request (an extension beyond MPI: MPI
-        Forum issue #128). ``result`` is valid once the Request completes
-        (Wait, Test, Waitall, ``await``, or a flush/unlock of
-        ``target_rank``), not before; atomicity and ordering as Fetch_and_op.
-        Arguments are checked as Fetch_and_op's, before anything is sent."""
-        return self._issue_request(operations.fetch_and_op, target_rank, origin, result, target_disp, op)
-
-    def Rcompare_and_swap(self, origin: Any, compare: Any, result: Any, target_rank: int,
-                          target_disp: int = 0) -> Request:
-        """Compare_and_swap returning a Request (an extension beyond MPI:
-        MPI Forum issue #128). ``result`` is valid once the Request
-        completes, not before; atomicity as Compare_and_swap. Arguments are
-        checked as Compare_and_swap's, before anything is sent."""
-        return self._issue_request(operations.compare_and_swap, target_rank, origin, compare, result, target_disp)

@@ -40,10 +40,3 @@ def _mpi() -> Any:
     return sys.modules.get("mpi4py.MPI")
 
 
-def _proc_null(rank: Any) -> Any:
-    """onesided's PROC_NULL for onesided's or mpi4py's PROC_NULL (Open MPI
-    numbers it differently); any other rank as it is (the core checks it)."""
-    if rank == PROC_NULL:
-        return PROC_NULL
-    mpi = _mpi()
-    return PROC_NULL if mpi is not None and rank == mpi.PROC_NULL else rank

@@ -33,9 +33,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _mpi_args as mpi_args, _operations as operations
-from ._request import Request
-from ._types import OPS
+from . import _mpi_args as mpi_args
 from ._window_constants import PROC_NULL
 
 if TYPE_CHECKING:
@@ -45,12 +43,11 @@ if TYPE_CHECKING:
 else:
     _Base = object
 
-SUM = OPS["sum"]
-
 
 class WindowNotify(_Base):
-    """Put_notify, Get_notify, Accumulate_notify, their R forms, Notify and
-    the target's counter calls."""
+    """Notify and the target's counter calls. (Put_notify, Get_notify,
+    Accumulate_notify and their R forms are WindowCalls', from the calls
+    table in _calls.py.)"""
 
     @property
     def notifications(self) -> int:
@@ -70,26 +67,6 @@ class WindowNotify(_Base):
         self._notify_value(notification_idx)
         return notification_idx
 
-    def _notified(self, shortcut: Any, full: Any, target_rank: int, notification_idx: Any, *args: Any) -> None:
-        # As the plain operations: the binding's shortcut form when the
-        # arguments are plain arrays and ints, else the full parse; then
-        # the notification, which follows it.
-        index = self._notification(notification_idx)
-        shortcut() or self._issue(full, target_rank, *args)
-        rank = mpi_args.rank(target_rank, "target rank")
-        if rank != PROC_NULL:
-            self._notify(rank, index, False)
-
-    def _notified_request(self, full: Any, target_rank: int, notification_idx: Any, *args: Any) -> Request:
-        index = self._notification(notification_idx)
-        rank = mpi_args.rank(target_rank, "target rank")
-        issued = full(self, rank, *args, request=True)
-        if rank == PROC_NULL:
-            return Request()
-        # The notification follows the operation, so its request completes
-        # only after the operation's: it stands for both.
-        return Request(self._notify(rank, index, True), issued.buffers)
-
     def Notify(self, target_rank: int, notification_idx: int = 0) -> None:
         """Add one to ``target_rank``'s counter ``notification_idx`` once every
         operation this process issued to that rank before this call is
@@ -98,45 +75,6 @@ class WindowNotify(_Base):
         rank = mpi_args.rank(target_rank, "target rank")
         if rank != PROC_NULL:
             self._notify(rank, index, False)
-
-    def Put_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> None:
-        """Put, then notify ``target_rank``'s counter ``notification_idx`` once
-        the data is visible in its window (see the module's guarantees)."""
-        # One binding call when the arguments are plain (see _bind_shortcuts).
-        self._put_notify_shortcut(self, origin, target_rank, 0 if target is None else target, notification_idx) or \
-            self._notified(lambda: self._put_shortcut(self, origin, target_rank, 0 if target is None else target),
-                           operations.put, target_rank, notification_idx, origin, target)
-
-    def Get_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> None:
-        """Get, then notify the target once its memory has been read (it may
-        reuse it). ``origin`` holds the data once the operation completes."""
-        self._get_notify_shortcut(self, origin, target_rank, 0 if target is None else target, notification_idx) or \
-            self._notified(lambda: self._get_shortcut(self, origin, target_rank, 0 if target is None else target),
-                           operations.get, target_rank, notification_idx, origin, target)
-
-    def Accumulate_notify(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM,
-                          notification_idx: int = 0) -> None:
-        """Accumulate (atomic per element, ordered as Accumulate), then notify
-        the target once it has been applied."""
-        self._accumulate_notify_shortcut(
-            self, origin, target_rank, 0 if target is None else target, op, notification_idx
-        ) or self._notified(
-            lambda: self._accumulate_shortcut(self, origin, target_rank, 0 if target is None else target, op),
-            operations.accumulate, target_rank, notification_idx, origin, target, op)
-
-    def Rput_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> Request:
-        """Put_notify returning a Request that completes once the data is at
-        the target and the notification has been counted there."""
-        return self._notified_request(operations.put, target_rank, notification_idx, origin, target)
-
-    def Rget_notify(self, origin: Any, target_rank: int, target: Any = None, notification_idx: int = 0) -> Request:
-        """Get_notify returning a Request; ``origin`` is valid once it completes."""
-        return self._notified_request(operations.get, target_rank, notification_idx, origin, target)
-
-    def Raccumulate_notify(self, origin: Any, target_rank: int, target: Any = None, op: Any = SUM,
-                           notification_idx: int = 0) -> Request:
-        """Accumulate_notify returning a Request."""
-        return self._notified_request(operations.accumulate, target_rank, notification_idx, origin, target, op)
 
     # -- at the target -----------------------------------------------------------
 

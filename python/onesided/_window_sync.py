@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from . import _aio, _core, _mpi_args as mpi_args
 from ._mpi_objects import Group
-from ._window_constants import LOCK_EXCLUSIVE, LOCK_SHARED, _proc_null
+from ._window_constants import LOCK_EXCLUSIVE, LOCK_SHARED
 
 if TYPE_CHECKING:
     from ._window import Window
@@ -39,19 +39,15 @@ class WindowSync(_Base):
         """Begin a passive-target epoch at ``rank``; returns once the lock is
         held (exclusive: no other origin holds it; shared: no exclusive holder).
         With MODE_NOCHECK no lock is taken: you promise no conflicting one."""
-        # The binding takes the common call (int rank, onesided's lock type,
-        # no assertion) in one step; the rest is translated and checked here.
-        # (Window._make binds the binding's direct form, which does the same
-        # without this frame, as the instance's Lock.)
-        self._lock_shortcut(rank, lock_type, assertion) or self._lock_translated(rank, lock_type, assertion)
-
-    def _lock_translated(self, rank: Any, lock_type: Any, assertion: Any) -> None:
-        # Lock's full path: mpi4py's constants and PROC_NULL translated, every argument checked.
-        self._lock(_proc_null(rank), mpi_args.lock_type(lock_type), mpi_args.assertion(assertion))
+        # The full parse: mpi4py's constants and PROC_NULL translated, every
+        # argument checked. The instance's Lock is the binding's direct form
+        # (Window._make), which takes the common call (an int rank,
+        # onesided's lock type, no assertion) and hands the rest here.
+        self._lock(mpi_args.rank(rank), mpi_args.lock_type(lock_type), mpi_args.assertion(assertion))
 
     def Unlock(self, rank: int) -> None:
         """Complete every operation to ``rank`` (at the target too), then release the lock."""
-        rank = rank if type(rank) is int and rank >= 0 else _proc_null(rank)
+        rank = rank if type(rank) is int and rank >= 0 else mpi_args.rank(rank)
         self._unlock(rank)
         self._pending.pop(rank, None)
 
@@ -68,7 +64,7 @@ class WindowSync(_Base):
         """Complete every operation to ``rank``, at origin and target: after it
         returns, other processes that synchronise with this one see the effects.
         PROC_NULL: nothing to do."""
-        rank = rank if type(rank) is int and rank >= 0 else _proc_null(rank)
+        rank = rank if type(rank) is int and rank >= 0 else mpi_args.rank(rank)
         self._flush(rank)
         self._pending.pop(rank, None)
 
@@ -86,7 +82,7 @@ class WindowSync(_Base):
         other processes that synchronise with this one see the effects.
         Raises what Flush would (a failed operation, a bad rank: before
         waiting). An extension beyond MPI; PROC_NULL: nothing to do."""
-        rank = rank if type(rank) is int and rank >= 0 else _proc_null(rank)
+        rank = rank if type(rank) is int and rank >= 0 else mpi_args.rank(rank)
         await _aio.completion(self._flush_request(rank))
         self.Flush(rank)  # returns at once now; reports failures, drops kept buffers
 
@@ -98,7 +94,7 @@ class WindowSync(_Base):
     def Flush_local(self, rank: int) -> None:
         """Complete operations to ``rank`` locally (buffers reusable). onesided
         completes them remotely too, which is stronger."""
-        rank = rank if type(rank) is int and rank >= 0 else _proc_null(rank)
+        rank = rank if type(rank) is int and rank >= 0 else mpi_args.rank(rank)
         self._flush_local(rank)
         self._pending.pop(rank, None)
 
