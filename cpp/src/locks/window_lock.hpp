@@ -8,7 +8,7 @@
 
 #include "paths/data_path.hpp"
 #include "locks/shared_lock.hpp"
-#include "window/state.hpp"
+#include "state/window_state.hpp"
 
 namespace onesided::detail {
 
