@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "locks/window_lock.hpp"
+#include "window/window_lock.hpp"
 #include "paths/atomic_routes.hpp"
 #include "paths/data_path.hpp"
 #include "window/addressing.hpp"
