@@ -1,0 +1,57 @@
+"""The C++ core's folders include downwards only (tools/check_layers.py).
+
+Needs neither MPI nor the built package: the checker is run as a script.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "tools" / "check_layers.py"
+
+
+def run(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--root", str(root)], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_the_core_includes_no_higher_layer() -> None:
+    done = run(ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def write(root: Path, name: str, text: str) -> None:
+    path = root / "cpp" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_an_upward_include_fails(tmp_path: Path) -> None:
+    write(tmp_path, "src/window/impl.hpp", '#include "paths/data_path.hpp"\n#include "onesided/window.hpp"\n')
+    write(tmp_path, "src/paths/data_path.hpp", '#include "common/remote_region.hpp"\n')
+    write(tmp_path, "src/common/remote_region.hpp", '#include <cstdint>\n')
+    write(tmp_path, "include/onesided/window.hpp", '#include "onesided/types.hpp"\n')
+    assert run(tmp_path).returncode == 0
+
+    write(tmp_path, "src/common/remote_region.hpp", '#include <cstdint>\n#include "window/impl.hpp"\n')
+    done = run(tmp_path)
+    assert done.returncode == 1
+    assert 'cpp/src/common/remote_region.hpp:2: includes "window/impl.hpp": window is above common' in done.stdout
+
+
+def test_one_layer_folders_include_neither_each_other(tmp_path: Path) -> None:
+    write(tmp_path, "src/atomics/op_set.cpp", '#include "order/ordering.hpp"\n')
+    done = run(tmp_path)
+    assert done.returncode == 1
+    assert "order and atomics are one layer" in done.stdout
+
+
+def test_a_folder_in_no_layer_fails(tmp_path: Path) -> None:
+    write(tmp_path, "src/misc/thing.hpp", "#pragma once\n")
+    done = run(tmp_path)
+    assert done.returncode == 1
+    assert "folder misc is in no layer" in done.stdout
