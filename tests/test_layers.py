@@ -1,16 +1,27 @@
-"""The C++ core's folders include downwards only (tools/check_layers.py).
+"""The C++ core's folders include downwards only (tools/check_layers.py), and
+docs/design.md states that order and names every folder and file of cpp/.
 
-Needs neither MPI nor the built package: the checker is run as a script.
+Needs neither MPI nor the built package: the checker is run as a script and
+imported by its path.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tools" / "check_layers.py"
+DESIGN = ROOT / "docs" / "design.md"
+
+
+def checker():
+    spec = importlib.util.spec_from_file_location("check_layers", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run(root: Path) -> subprocess.CompletedProcess[str]:
@@ -55,3 +66,20 @@ def test_a_folder_in_no_layer_fails(tmp_path: Path) -> None:
     done = run(tmp_path)
     assert done.returncode == 1
     assert "folder misc is in no layer" in done.stdout
+
+
+def test_design_md_states_the_layer_order() -> None:
+    assert checker().order_text() in DESIGN.read_text()
+
+
+def test_design_md_names_every_folder_and_file_of_cpp() -> None:
+    design = DESIGN.read_text()
+    cpp = ROOT / "cpp"
+    missing = []
+    for path in sorted(cpp.rglob("*")):
+        if path.is_dir():
+            if path.name + "/" not in design:
+                missing.append(str(path.relative_to(ROOT)) + "/")
+        elif path.name not in design:
+            missing.append(str(path.relative_to(ROOT)))
+    assert not missing, "docs/design.md does not name: " + ", ".join(missing)
