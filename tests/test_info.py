@@ -45,7 +45,7 @@ def info(*args: str, env: dict[str, str] | None = None, code: str | None = None)
             proc.kill()
             raise
     assert proc.returncode == 0, err
-    # Its entries carry its pid (cpp/src/memory/stale_shm.hpp); others' tests may add theirs meanwhile.
+    # Its entries carry its pid (cpp/src/transport/stale_shm.hpp); others' tests may add theirs meanwhile.
     left = [name for name in _shm_entries() - before if str(proc.pid) in name]
     assert not left, f"info left {left} in /dev/shm"
     return subprocess.CompletedProcess(command, proc.returncode, out, err)

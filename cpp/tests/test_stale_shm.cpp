@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "memory/stale_shm.hpp"
+#include "transport/stale_shm.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "transport/transport.hpp"
+#include "common/remote_region.hpp"
 
 namespace onesided::detail {
 

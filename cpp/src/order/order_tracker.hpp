@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "common/provider_atomics.hpp"
 #include "order/ordering.hpp"
-#include "transport/transport.hpp"
 
 namespace onesided::detail {
 

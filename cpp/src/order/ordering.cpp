@@ -1,7 +1,7 @@
 #include "order/ordering.hpp"
 
+#include "common/info_text.hpp"
 #include "onesided/error.hpp"
-#include "order/text.hpp"
 
 namespace onesided::detail {
 

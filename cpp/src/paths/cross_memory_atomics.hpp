@@ -22,14 +22,14 @@
 //    every accumulate_ordering pair is kept and nothing is in flight.
 //  - Progress: none needed at the target; a target that sleeps costs
 //    nothing. A holder that died never unlocks: waiters watch the peers
-//    (WindowState::check_peers) and raise.
+//    (PeerTable::check_peers) and raise.
 #pragma once
 
 #include <memory>
 
 #include "locks/shared_lock.hpp"
 #include "paths/data_path.hpp"
-#include "window/state.hpp"
+#include "state/window_state.hpp"
 
 namespace onesided::detail {
 

@@ -45,7 +45,7 @@
 #include "paths/in_flight.hpp"
 #include "onesided/error.hpp"
 #include "paths/data_path.hpp"
-#include "window/state.hpp"
+#include "state/window_state.hpp"
 
 namespace onesided::detail {
 

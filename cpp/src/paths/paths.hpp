@@ -6,7 +6,7 @@
 
 #include "locks/shared_lock.hpp"
 #include "paths/data_path.hpp"
-#include "window/state.hpp"
+#include "state/window_state.hpp"
 
 namespace onesided::detail {
 

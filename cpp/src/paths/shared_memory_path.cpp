@@ -90,7 +90,7 @@ class SharedMemoryPath final : public DataPath {
   SharedSegment& segment_;
   cpu::Stripes& stripes_;
   const Publication& publication_;
-  std::atomic<std::uint64_t>* notify_;  // every rank's counters (state.hpp)
+  std::atomic<std::uint64_t>* notify_;  // every rank's counters (state/window_state.hpp)
   std::size_t per_rank_;
 };
 

@@ -1,6 +1,6 @@
 #include "transport/doorbell.hpp"
 
-#include "memory/stale_shm.hpp"
+#include "transport/stale_shm.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #include "transport/doorbell.hpp"
 #include "transport/fork_generation.hpp"
 #include "onesided/error.hpp"
-#include "memory/stale_shm.hpp"
+#include "transport/stale_shm.hpp"
 #include "onesided/runtime.hpp"
 
 namespace onesided::detail {

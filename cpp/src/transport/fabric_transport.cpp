@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "onesided/error.hpp"
-#include "memory/stale_shm.hpp"
+#include "transport/stale_shm.hpp"
 #include "transport/fabric_library.hpp"
 #include "transport/fabric_names.hpp"
 #include "transport/transport.hpp"
@@ -107,7 +107,7 @@ class FabricTransport final : public Transport {
       // shm names its region /dev/shm/<pid>:<n>:...; a killed process cannot
       // remove it, and a later one with the same pid then fails fi_enable with
       // EBUSY. So before the first shm endpoint, regions named after this pid
-      // go, and those of dead processes too (memory/stale_shm.hpp).
+      // go, and those of dead processes too (transport/stale_shm.hpp).
       static std::once_flag once;
       std::call_once(once, [] { remove_stale_shared_memory(true); });
     }

@@ -19,32 +19,11 @@
 #include <span>
 #include <string>
 
+#include "common/provider_atomics.hpp"
+#include "common/remote_region.hpp"
 #include "onesided/types.hpp"
 
 namespace onesided::detail {
-
-using PeerAddr = std::uint64_t;
-
-// What a target publishes about a registered region so origins can address it.
-struct RemoteRegion {
-  std::uint64_t addr = 0;  // provider address of byte 0 (virtual address or 0)
-  std::uint64_t key = 0;
-};
-
-// The shapes of a native atomic onesided uses (libfabric's fi_fetch_atomic
-// and fi_compare_atomic). Non-fetching atomics are not used: a fetch
-// completes only once the target has applied the op, on every provider.
-enum class AtomicKind : std::uint8_t { Fetch, Compare };
-inline constexpr std::size_t kNumAtomicKinds = 2;
-
-// Which orders the provider keeps between atomics from one origin to one
-// target (FI_ORDER_ATOMIC_*), and up to which size the data placement
-// follows that order (fi_ep_attr max_order_{raw,war,waw}_size; 0: for no
-// size). Read-after-read has no data to place and no size limit.
-struct AtomicOrder {
-  bool rar = false, raw = false, war = false, waw = false;
-  std::uint64_t raw_size = UINT64_MAX, war_size = UINT64_MAX, waw_size = UINT64_MAX;
-};
 
 class Completion {
  public:

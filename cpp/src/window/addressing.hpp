@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "paths/data_path.hpp"
-#include "window/state.hpp"
+#include "state/window_state.hpp"
 
 namespace onesided::detail {
 

@@ -8,7 +8,7 @@
 //   target.cpp      messages arriving for this window, to the concern they are for
 //   describe.cpp    Get_info's report and the memory model
 //   notify.cpp      notified RMA: notify() and the counters' calls
-// Shared state is in `s` (window/state.hpp: written at creation only);
+// Shared state is in `s` (state/window_state.hpp: written at creation only);
 // what changes later belongs to the object that changes it.
 #pragma once
 
@@ -18,14 +18,14 @@
 #include <utility>
 #include <vector>
 
-#include "locks/window_lock.hpp"
+#include "window/window_lock.hpp"
 #include "paths/atomic_routes.hpp"
 #include "paths/data_path.hpp"
 #include "window/addressing.hpp"
 #include "window/config.hpp"
 #include "window/epochs.hpp"
 #include "window/notify_counters.hpp"
-#include "window/state.hpp"
+#include "state/window_state.hpp"
 
 namespace onesided {
 

@@ -1,12 +1,12 @@
 // Request: waits for the transfers of one operation (request_state.hpp),
 // watching the target's process as window waits watch their peers
-// (peer_watch.hpp): an operation whose target died never completes.
+// (peers/peer_watch.hpp): an operation whose target died never completes.
 #include "transport/endpoint.hpp"
 #include "memory/process.hpp"
 #include "onesided/error.hpp"
 #include "onesided/request.hpp"
 #include "paths/request_state.hpp"
-#include "window/peer_watch.hpp"
+#include "peers/peer_watch.hpp"
 
 #include <string>
 

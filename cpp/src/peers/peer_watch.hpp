@@ -1,8 +1,9 @@
 // Waiting for what only a peer can bring (an acknowledgement, a lock, a
 // reply): poll progress until done() holds and every 100 ms run check(),
 // which raises if a peer the wait depends on has died, so such a wait ends
-// in an error instead of never. Window waits (WindowState::wait) and
-// request waits (Request::wait) share it.
+// in an error instead of never. Window waits (PeerTable::wait) and
+// request waits (Request::wait) share it. With the peer table, below
+// everything that waits for a peer.
 #pragma once
 
 #include <chrono>

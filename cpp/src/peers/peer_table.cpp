@@ -1,4 +1,4 @@
-#include "window/state.hpp"
+#include "peers/peer_table.hpp"
 
 #include <cstring>
 #include <vector>
@@ -7,7 +7,7 @@
 
 namespace onesided::detail {
 
-void WindowState::check_peers() const {
+void PeerTable::check_peers() const {
   if (!same_host) return;
   for (int r = 0; r < nranks; ++r)
     if (r != rank && peers[r].pid > 0 && process_gone(static_cast<pid_t>(peers[r].pid))) {
@@ -17,12 +17,12 @@ void WindowState::check_peers() const {
     }
 }
 
-void WindowState::raise_dead(int r) const {
+void PeerTable::raise_dead(int r) const {
   raise(ErrorCategory::Transport, "rank " + std::to_string(r) + " (pid " + std::to_string(peers[r].pid) +
                                       ") has died; the window cannot complete and is unusable (free it)");
 }
 
-void WindowState::send(int target, const Header& h, const void* payload, std::size_t len) const {
+void PeerTable::send(int target, const Header& h, const void* payload, std::size_t len) const {
   if (len == 0) {
     endpoint->transport().send(peers[target].addr, &h, sizeof h);
   } else {

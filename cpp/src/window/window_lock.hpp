@@ -1,14 +1,16 @@
 // The passive-target window lock of every rank, as an origin takes it. A
 // window picks one implementation at creation: in shared memory when every
 // rank is on this host and can map it, else by messages to the target.
+// In window/, not locks/, because both take the whole window (its peers
+// and its data path); locks/ holds the algorithms they are built on.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "paths/data_path.hpp"
 #include "locks/shared_lock.hpp"
-#include "window/state.hpp"
+#include "paths/data_path.hpp"
+#include "state/window_state.hpp"
 
 namespace onesided::detail {
 

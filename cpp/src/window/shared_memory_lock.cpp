@@ -11,7 +11,7 @@
 //    a contended waiter sleeps on a futex.
 //  - Order: Lock_all takes the words in rank order, like any process that
 //    takes several locks, so two Lock_alls cannot deadlock.
-#include "locks/window_lock.hpp"
+#include "window/window_lock.hpp"
 
 #include <vector>
 

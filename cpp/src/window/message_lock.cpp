@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "locks/lock_table.hpp"
-#include "locks/window_lock.hpp"
+#include "window/window_lock.hpp"
 
 namespace onesided::detail {
 namespace {

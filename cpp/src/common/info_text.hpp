@@ -1,4 +1,6 @@
-// Small string helpers for parsing info values.
+// Splitting and trimming info values (lists such as "sum,min" or
+// "rar, raw"): the grammars of atomics/op_set.cpp and order/ordering.cpp
+// share them, and neither folder owns the other.
 #pragma once
 
 #include <string_view>

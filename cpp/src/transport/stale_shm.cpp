@@ -1,4 +1,4 @@
-#include "memory/stale_shm.hpp"
+#include "transport/stale_shm.hpp"
 
 #include "memory/process.hpp"
 
