@@ -71,7 +71,8 @@ from ._window_constants import (
 )
 from ._spawn import LaunchError, launch
 from ._ranks import CellError, RankResult, Ranks, RanksError
-from ._world import Comm, WorldError, world
+from .comm._comm import Comm, WorldError
+from .comm._world import world
 
 __version__ = "0.1.0"
 

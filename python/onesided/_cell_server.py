@@ -165,7 +165,7 @@ def main() -> int:
     token = os.environ.pop(ENV_TOKEN).encode("ascii")
     directory = os.environ.pop(ENV_OUTPUT)
 
-    from ._world import world
+    from .comm._world import world
 
     rank = world().Get_rank()
     _redirect_output(directory, rank)

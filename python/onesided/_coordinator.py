@@ -1,5 +1,5 @@
 """The launcher's coordinator: the server side of the wire protocol
-documented in :mod:`onesided._world`, serving the collectives of one job's
+documented in :mod:`onesided.comm._comm`, serving the collectives of one job's
 ranks on 127.0.0.1, or on an address the other hosts reach when the job
 spans hosts (see :mod:`onesided._launch` for the job around it).
 
@@ -28,7 +28,7 @@ import traceback
 from dataclasses import dataclass, field
 from types import TracebackType
 
-from ._world import (
+from .comm._comm import (
     COLLECTIVE_HEADER,
     FRAME_HEADER,
     HELLO_HEADER,
@@ -64,7 +64,7 @@ class Coordinator:
     Runs in a daemon thread between ``__enter__`` and ``__exit__``.  All
     collective state is owned by that thread; other threads only call
     :meth:`rank_exited`.  If the thread dies of a bug it closes every
-    connection, so ranks get :class:`~onesided._world.WorldError` instead of
+    connection, so ranks get :class:`~onesided.comm._comm.WorldError` instead of
     hanging.
     """
 

@@ -37,7 +37,7 @@ from . import _core
 from ._errors import Error
 from ._libfabric import load as libfabric
 from ._hosts import _ipv4_of
-from ._world import Comm
+from .comm._comm import Comm
 
 __all__ = ["ENVIRONMENT", "add_arguments", "collect", "main", "render"]
 

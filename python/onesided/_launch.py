@@ -1,7 +1,7 @@
 """``python -m onesided run``: start N ranks and supervise them.
 
 The launcher starts a :class:`~onesided._coordinator.Coordinator` thread (the
-server side of the wire protocol documented in :mod:`onesided._world`), then
+server side of the wire protocol documented in :mod:`onesided.comm._comm`), then
 one child process per rank, each in its own session so that stopping a rank's
 process group also stops whatever it spawned.
 
@@ -84,7 +84,7 @@ from ._hosts import (
     slurm_hosts,
 )
 from ._output import OutputRelay
-from ._world import ENV_COORD, ENV_RANK, ENV_SIZE, ENV_TOKEN
+from .comm._comm import ENV_COORD, ENV_RANK, ENV_SIZE, ENV_TOKEN
 
 __all__ = ["DEFAULT_RSH", "GRACE_SECONDS", "SLURM_RSH", "add_arguments", "main", "remote_command", "run"]
 

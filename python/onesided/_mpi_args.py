@@ -19,8 +19,8 @@ import numpy as np
 
 from . import _core
 from ._errors import ArgumentError, ArgumentTypeError, Error
-from ._mpi_job import window_group
-from ._world import world
+from .comm._mpi_job import window_group
+from .comm._world import world
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -180,7 +180,7 @@ def creation(memory: Any, disp_unit: Any, info: Any, comm: Any, flavor: int) -> 
 def communicator(comm: Any) -> Any:
     """The window's communicator: onesided.COMM_WORLD for None, else any
     object with mpi4py's communicator names (MPI.COMM_NULL is refused). In a
-    rank of an MPI job onesided.COMM_WORLD is mpi4py's (onesided._mpi_job)."""
+    rank of an MPI job onesided.COMM_WORLD is mpi4py's (onesided.comm._mpi_job)."""
     if comm is None:
         comm = world()
     comm = window_group(comm)

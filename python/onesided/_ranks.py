@@ -32,7 +32,7 @@ Guarantees
   ranks not stopped) returns once the launcher has reaped every rank and
   removed their shared memory; nothing of them is left.
 * A collective interrupted on one rank breaks ``COMM_WORLD`` for good (see
-  :mod:`onesided._world`): later collectives, window creation included,
+  :mod:`onesided.comm._comm`): later collectives, window creation included,
   raise :class:`~onesided.WorldError`; windows already created still work
   for RMA that needs no collective. Start new ranks to get a whole world.
 

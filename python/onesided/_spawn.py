@@ -145,7 +145,7 @@ def _rank_main(job: Path) -> int:
     """What each launched rank runs."""
     import traceback
 
-    from ._world import world
+    from .comm._world import world
 
     rank = world().Get_rank()
     try:

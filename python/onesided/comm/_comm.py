@@ -1,10 +1,12 @@
 """COMM_WORLD without MPI: the ranks started by ``python -m onesided run``.
 
-:func:`world` returns this process's :class:`Comm`.  Under the launcher it
+:func:`onesided.comm._world.world` returns this process's :class:`Comm`
+(its choice of world is there, above this module and
+:mod:`onesided.comm._mpi_job`, whose ``MpiWorld`` subclasses Comm).  Under the launcher it
 spans the ``ONESIDED_SIZE`` ranks of the job and its collectives are served by
 the launcher's coordinator (see :mod:`onesided._coordinator`) over TCP loopback.
 Started by an MPI launcher (mpiexec, srun), it is mpi4py's ``COMM_WORLD``
-(:mod:`onesided._mpi_job`; an error without mpi4py, never a world of one
+(:mod:`onesided.comm._mpi_job`; an error without mpi4py, never a world of one
 rank). Started any other way, the process is a world of one rank whose
 collectives complete locally.
 
@@ -81,12 +83,12 @@ import socket
 import struct
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from ._errors import Error
+from .._errors import Error
 
-__all__ = ["Comm", "WorldError", "world"]
+__all__ = ["Comm", "WorldError"]
 
 ENV_COORD = "ONESIDED_COORD"
 ENV_RANK = "ONESIDED_RANK"
@@ -381,47 +383,3 @@ def _receive_into(sock: socket.socket, view: memoryview) -> int:
     if count == 0:
         raise ConnectionError("the coordinator closed the connection")
     return count
-
-
-def comm_from_environment(environ: Mapping[str, str]) -> Comm:
-    """Build the world described by the launcher's variables in ``environ``.
-
-    With none of them set this is a world of one rank, unless the process is
-    one rank of an MPI job (:mod:`onesided._mpi_job`): then it is mpi4py's
-    ``COMM_WORLD``.  A partial or malformed set raises :class:`WorldError`
-    rather than silently running alone.
-    """
-    names = (ENV_COORD, ENV_RANK, ENV_SIZE)
-    present = [name for name in names if name in environ]
-    if not present:
-        from ._mpi_job import MpiWorld, mpi_job  # it subclasses Comm
-
-        job = mpi_job(environ)
-        return Comm() if job is None else MpiWorld(job)
-    if len(present) != len(names):
-        missing = ", ".join(name for name in names if name not in environ)
-        raise WorldError(f"incomplete onesided launcher environment: {missing} not set")
-    try:
-        host, _, port = environ[ENV_COORD].rpartition(":")
-        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [IPv6]:port
-        if not host:
-            raise ValueError(f"{ENV_COORD}={environ[ENV_COORD]!r} is not host:port")
-        address = (host, int(port))
-        rank = int(environ[ENV_RANK])
-        size = int(environ[ENV_SIZE])
-        return Comm(rank, size, address, environ.get(ENV_TOKEN, "").encode("ascii"))
-    except ValueError as exc:
-        raise WorldError(f"malformed onesided launcher environment: {exc}") from None
-
-
-_world: Comm | None = None
-_world_lock = threading.Lock()
-
-
-def world() -> Comm:
-    """Return this process's COMM_WORLD, creating it on first call."""
-    global _world
-    with _world_lock:
-        if _world is None:
-            _world = comm_from_environment(os.environ)
-        return _world

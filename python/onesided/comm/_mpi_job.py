@@ -14,7 +14,7 @@ Guarantees
 * With mpi4py importable, every method answers as ``MPI.COMM_WORLD``'s, and a
   window over the world is a window over ``MPI.COMM_WORLD`` (exactly as
   ``comm=MPI.COMM_WORLD``).
-* Without it, that first use raises :class:`~onesided._world.WorldError`
+* Without it, that first use raises :class:`~onesided.comm._comm.WorldError`
   naming the variables that identify the job and saying to pass ``comm=``;
   so does every later use. It never falls back to a world of one rank.
 """
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
-from ._world import Comm, WorldError
+from ._comm import Comm, WorldError
 
 __all__ = ["MpiWorld", "mpi_job", "window_group"]
 
@@ -69,7 +69,7 @@ class MpiWorld(Comm):
 
     def mpi_comm(self) -> Any:
         """mpi4py's ``MPI.COMM_WORLD``, imported on first call; raises
-        :class:`~onesided._world.WorldError` without mpi4py."""
+        :class:`~onesided.comm._comm.WorldError` without mpi4py."""
         if self._mpi_world is None:
             if self._missing is None:
                 try:
