@@ -40,8 +40,8 @@ from ._errors import (
 )
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
 from ._atomics_report import AtomicPath, AtomicsReport, Executor
-from ._layout import Layout
-from ._mpi_args import Get_address
+from .args._layout import Layout
+from .args._mpi_args import Get_address
 from ._mpi_objects import Group, Info, buffer
 from ._request import Request
 from ._null_window import NullWindow

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
-from . import _mpi_args as mpi_args
-from ._buffers import Message, message, plain, same_dtype, same_shape, single, target as target_spec
+from .args import _mpi_args as mpi_args
+from .args._buffers import Message, message, plain, same_dtype, same_shape, single, target as target_spec
 from ._types import OPS, RMW_OPS, op_code
 
 if TYPE_CHECKING:

@@ -52,8 +52,9 @@ import ctypes
 from functools import partial
 from typing import Any, Callable
 
-from . import _core, _mpi_args as mpi_args, _operations as operations
-from ._mpi_args import Get_address
+from . import _core, _operations as operations
+from .args import _mpi_args as mpi_args
+from .args._mpi_args import Get_address
 from ._null_window import _NULL, NullWindow
 from ._request import Request
 from ._types import OPS, RMW2_OPS, RMW_OPS

@@ -11,7 +11,8 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
-from . import _core, _mpi_args as mpi_args
+from . import _core
+from .args import _mpi_args as mpi_args
 from ._atomics_report import AtomicsReport
 from ._errors import ArgumentError, EpochError
 from ._mpi_objects import Group, Info, buffer

@@ -10,7 +10,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
-from . import _aio, _core, _mpi_args as mpi_args
+from . import _aio, _core
+from .args import _mpi_args as mpi_args
 from ._mpi_objects import Group
 from ._window_constants import LOCK_EXCLUSIVE, LOCK_SHARED, _proc_null
 

@@ -6,43 +6,21 @@ Each function takes what an mpi4py program passes (``MPI.MODE_*`` bits,
 communicator) or onesided's own equivalent, and returns onesided's value.
 mpi4py is never imported here: its objects are recognised only when the
 program has imported ``mpi4py.MPI`` itself. Buffer and op translation live
-in :mod:`onesided._buffers` and :mod:`onesided._types`.
+in :mod:`onesided.args._buffers` and :mod:`onesided._types`.
 """
 
 from __future__ import annotations
 
-import operator
 import sys
 from typing import Any, Mapping
 
 import numpy as np
 
-from . import _core
-from ._errors import ArgumentError, ArgumentTypeError, Error
-from .comm._mpi_job import window_group
-from .comm._world import world
-
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-
-def integer(value: Any, what: str, lo: int = INT64_MIN, hi: int = INT64_MAX) -> int:
-    """``value`` as a Python int, for a rank, displacement, count, size or
-    disp_unit: a Python int or anything with ``__index__`` (numpy integers),
-    but not a bool (a flag in the wrong place is a bug, not a 0 or a 1) and
-    never a float or str (no ``int()`` coercion). Checked against
-    ``[lo, hi]`` before anything narrows it. ArgumentTypeError (a TypeError)
-    for the type, ArgumentError (a ValueError) for the range."""
-    if type(value) is not int:
-        if isinstance(value, (bool, np.bool_)):
-            raise ArgumentTypeError(f"{what} must be an integer, not a bool ({value!r})")
-        try:
-            value = operator.index(value)
-        except TypeError:
-            raise ArgumentTypeError(f"{what} must be an integer, got {type(value).__name__} {value!r:.60}") from None
-    if not lo <= value <= hi:
-        raise ArgumentError(f"{what} must be in [{lo}, {hi}], got {value}")
-    return value
+from .. import _core
+from .._errors import ArgumentError, ArgumentTypeError, Error
+from ..comm._mpi_job import window_group
+from ..comm._world import world
+from ._integers import INT32_MAX, INT32_MIN, INT64_MAX, integer
 
 _MODES = ("NOCHECK", "NOSTORE", "NOPUT", "NOPRECEDE", "NOSUCCEED")
 

@@ -10,7 +10,7 @@ memory. A buffer is anything exporting the buffer protocol (numpy arrays,
 (``__dlpack__``) or the CUDA array interface over host memory. A datatype
 is a numpy dtype (or anything ``np.dtype`` takes, but no tuple, list or
 None), an mpi4py ``MPI.Datatype`` (named or derived: see
-:mod:`onesided._datatypes`) or an :class:`onesided.Layout`.
+:mod:`onesided.args._datatypes`) or an :class:`onesided.Layout`.
 
 A buffer may be strided (any numpy view, negative strides included, or a
 buffer-protocol object with strides): alone it moves all of its elements,
@@ -39,12 +39,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _core
+from .. import _core
+from .._errors import ArgumentError, ArgumentTypeError, BufferArgumentError
+from .._types import dtype_code, dtype_of
 from ._datatypes import Decoded, decode, is_datatype, replicated
-from ._errors import ArgumentError, ArgumentTypeError, BufferArgumentError
+from ._integers import INT64_MAX, integer
 from ._layout import Layout
-from ._mpi_args import INT64_MAX, integer
-from ._types import dtype_code, dtype_of
 
 
 class Message(NamedTuple):

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._errors import ArgumentError, UnsupportedError
+from .._errors import ArgumentError, UnsupportedError
 
 Dims = tuple[tuple[int, int], ...]  # (count, stride in bytes), outermost first
 Block = tuple[int, Dims]  # (offset in bytes, dims)

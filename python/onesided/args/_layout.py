@@ -16,9 +16,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _core
-from ._errors import ArgumentError, ArgumentTypeError
-from ._mpi_args import INT64_MAX, INT64_MIN, integer
+from .. import _core
+from .._errors import ArgumentError, ArgumentTypeError
+from ._integers import INT64_MAX, INT64_MIN, integer
 
 
 class Layout:
@@ -69,7 +69,7 @@ class Layout:
         self.offset = integer(offset, "Layout offset")
         self.code = None
         if dtype is not None:
-            from ._types import dtype_code, dtype_of
+            from .._types import dtype_code, dtype_of
 
             self.code = dtype_code(dtype)
             dtype = dtype_of(self.code)
