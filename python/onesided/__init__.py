@@ -38,15 +38,15 @@ from ._errors import (
     TransportError,
     UnsupportedError,
 )
+from ._ranks import CellError, RankResult, Ranks, RanksError
+from ._spawn import LaunchError, launch
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
-from ._atomics_report import AtomicPath, AtomicsReport, Executor
 from .args._layout import Layout
 from .args._mpi_args import Get_address
-from ._mpi_objects import Group, Info, buffer
-from ._request import Request
-from ._null_window import NullWindow
-from ._window import Window
-from ._window_constants import (
+from .comm._comm import Comm, WorldError
+from .comm._world import world
+from .window._atomics_report import AtomicPath, AtomicsReport, Executor
+from .window._constants import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
     FLAVOR_DYNAMIC,
@@ -69,10 +69,10 @@ from ._window_constants import (
     WIN_SEPARATE,
     WIN_UNIFIED,
 )
-from ._spawn import LaunchError, launch
-from ._ranks import CellError, RankResult, Ranks, RanksError
-from .comm._comm import Comm, WorldError
-from .comm._world import world
+from .window._mpi_objects import Group, Info, buffer
+from .window._null_window import NullWindow
+from .window._request import Request
+from .window._window import Window
 
 __version__ = "0.1.0"
 

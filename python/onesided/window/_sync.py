@@ -8,19 +8,20 @@ completes (``_pending``, see ``Window._keep``)."""
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
-from . import _aio, _core
-from .args import _mpi_args as mpi_args
+from .. import _core
+from ..args import _mpi_args as mpi_args
+from . import _aio
+from ._constants import LOCK_EXCLUSIVE, LOCK_SHARED, _proc_null
 from ._mpi_objects import Group
-from ._window_constants import LOCK_EXCLUSIVE, LOCK_SHARED, _proc_null
 
 if TYPE_CHECKING:
-    from ._window import Window
-
     _Base = _core.Window
 else:
     _Base = object
+
+_Win = TypeVar("_Win", bound="WindowSync")  # the window a ``with`` form yields: itself
 
 
 class WindowSync(_Base):
@@ -81,7 +82,7 @@ class WindowSync(_Base):
 
     async def flush_async(self, rank: int) -> None:
         """``Flush(rank)`` for asyncio, without blocking the event loop: waits
-        (on the eventfd of ``onesided._aio``, not by polling) until every
+        (on the eventfd of ``onesided.window._aio``, not by polling) until every
         operation to ``rank`` issued before the call, by any thread, is
         complete at origin and target, then returns with Flush's guarantee:
         other processes that synchronise with this one see the effects.
@@ -152,7 +153,7 @@ class WindowSync(_Base):
     # -- conveniences ----------------------------------------------------------
 
     @contextmanager
-    def lock(self, rank: int, shared: bool = False, assertion: int = 0) -> Iterator["Window"]:
+    def lock(self: _Win, rank: int, shared: bool = False, assertion: int = 0) -> Iterator[_Win]:
         """``with win.lock(rank):`` Lock on entry, Unlock (which completes
         everything issued inside) on exit."""
         self.Lock(rank, LOCK_SHARED if shared else LOCK_EXCLUSIVE, assertion)
@@ -162,7 +163,7 @@ class WindowSync(_Base):
             self.Unlock(rank)
 
     @contextmanager
-    def lock_all(self, assertion: int = 0) -> Iterator["Window"]:
+    def lock_all(self: _Win, assertion: int = 0) -> Iterator[_Win]:
         """``with win.lock_all():`` Lock_all on entry, Unlock_all on exit."""
         self.Lock_all(assertion)
         try:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple
+from typing import Iterator, Mapping, NamedTuple
 
-from . import _core
-from ._types import OPS, dtype_code, op_code
-
-if TYPE_CHECKING:
-    from ._window import Window
+from .. import _core
+from .._types import OPS, dtype_code, op_code
 
 
 class Executor(NamedTuple):
@@ -85,7 +82,7 @@ class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
     window's data path (``path``, ``path_description``), chosen once at
     creation, carries every operation."""
 
-    def __init__(self, win: "Window") -> None:
+    def __init__(self, win: _core.Window) -> None:
         self.path: str = win._path_name
         """The window's data path: ``shared-memory``, ``cross-memory`` or
         ``provider``; ``nasty(...)`` around it in nasty mode."""

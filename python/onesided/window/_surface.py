@@ -9,14 +9,13 @@ objects and numbers."""
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from . import _core
-from .args import _mpi_args as mpi_args
+from .. import _core
+from .._errors import ArgumentError, EpochError
+from ..args import _mpi_args as mpi_args
 from ._atomics_report import AtomicsReport
-from ._errors import ArgumentError, EpochError
-from ._mpi_objects import Group, Info, buffer
-from ._window_constants import (
+from ._constants import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
     FLAVOR_DYNAMIC,
@@ -31,10 +30,9 @@ from ._window_constants import (
     WIN_UNIFIED,
     _mpi,
 )
+from ._mpi_objects import Group, Info, buffer
 
 if TYPE_CHECKING:
-    from ._window import Window
-
     _Base = _core.Window
 else:
     _Base = object
@@ -304,15 +302,15 @@ class WindowSurface(_Base):
         raise NotImplementedError("Call_errhandler: onesided raises exceptions, it has no error handlers")
 
     @classmethod
-    def fromhandle(cls, handle: int) -> "Window":
+    def fromhandle(cls, handle: int) -> NoReturn:
         raise _not_a_handle("Window.fromhandle")
 
     @classmethod
-    def fromint(cls, arg: int) -> "Window":
+    def fromint(cls, arg: int) -> NoReturn:
         raise _not_a_handle("Window.fromint")
 
     @classmethod
-    def f2py(cls, arg: int) -> "Window":
+    def f2py(cls, arg: int) -> NoReturn:
         raise _not_a_handle("Window.f2py")
 
     def toint(self) -> int:

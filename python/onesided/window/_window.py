@@ -40,9 +40,9 @@ only makes sense inside an MPI library (error handlers, handle conversions)
 is accepted as a documented no-op or raises NotImplementedError.
 
 This module is the class and what it does with data: creation, Free and the
-RMA calls. The synchronisation calls are in ``_window_sync.py``, the
-members of ``MPI.Win`` that are not RMA in ``_window_surface.py``, the
-constants in ``_window_constants.py`` and the null window in
+RMA calls. The synchronisation calls are in ``_sync.py``, the members of
+``MPI.Win`` that are not RMA in ``_surface.py``, the notified calls in
+``_notify.py``, the constants in ``_constants.py`` and the null window in
 ``_null_window.py``.
 """
 
@@ -52,13 +52,12 @@ import ctypes
 from functools import partial
 from typing import Any, Callable
 
-from . import _core, _operations as operations
-from .args import _mpi_args as mpi_args
-from .args._mpi_args import Get_address
-from ._null_window import _NULL, NullWindow
-from ._request import Request
-from ._types import OPS, RMW2_OPS, RMW_OPS
-from ._window_constants import (
+from .. import _core
+from .._types import OPS, RMW2_OPS, RMW_OPS
+from ..args import _mpi_args as mpi_args
+from ..args._mpi_args import Get_address
+from . import _operations as operations
+from ._constants import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
     FLAVOR_DYNAMIC,
@@ -67,9 +66,11 @@ from ._window_constants import (
     _mpi,
     _proc_null,
 )
-from ._window_notify import WindowNotify
-from ._window_surface import WindowSurface
-from ._window_sync import WindowSync
+from ._notify import WindowNotify
+from ._null_window import _NULL, NullWindow
+from ._request import Request
+from ._surface import WindowSurface
+from ._sync import WindowSync
 
 SUM = OPS["sum"]
 
@@ -461,3 +462,6 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
         completes, not before; atomicity as Compare_and_swap. Arguments are
         checked as Compare_and_swap's, before anything is sent."""
         return self._issue_request(operations.compare_and_swap, target_rank, origin, compare, result, target_disp)
+
+
+NullWindow.window_class = Window  # what a null window refuses by name (see NullWindow.__getattr__)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import _core
+from .. import _core
 
 LOCK_EXCLUSIVE: int = _core.LOCK_EXCLUSIVE
 LOCK_SHARED: int = _core.LOCK_SHARED

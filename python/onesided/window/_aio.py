@@ -36,7 +36,7 @@ import os
 import threading
 from typing import Any
 
-from . import _core
+from .. import _core
 
 __all__ = ["completion"]
 

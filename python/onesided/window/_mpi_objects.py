@@ -23,7 +23,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from ._errors import ArgumentError
+from .._errors import ArgumentError
 
 
 class Info(dict):  # type: ignore[type-arg]

@@ -31,17 +31,16 @@ Guarantees (docs/semantics.md, "Notified RMA"):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
+from .. import _core
+from .._types import OPS
 from . import _operations as operations
+from ._constants import PROC_NULL, _proc_null
 from ._request import Request
-from ._types import OPS
-from ._window_constants import PROC_NULL, _proc_null
 
 if TYPE_CHECKING:
-    from ._window import Window
-
-    _Base = Window
+    _Base = _core.Window
 else:
     _Base = object
 
@@ -51,6 +50,16 @@ SUM = OPS["sum"]
 class WindowNotify(_Base):
     """Put_notify, Get_notify, Accumulate_notify, their R forms, Notify and
     the target's counter calls."""
+
+    # What the Window class (onesided.window._window) defines, which
+    # imports this mixin: its issuing paths and the binding's shortcut forms.
+    _issue: Callable[..., None]
+    _put_shortcut: Callable[..., bool]
+    _get_shortcut: Callable[..., bool]
+    _accumulate_shortcut: Callable[..., bool]
+    _put_notify_shortcut: Callable[..., bool]
+    _get_notify_shortcut: Callable[..., bool]
+    _accumulate_notify_shortcut: Callable[..., bool]
 
     @property
     def notifications(self) -> int:

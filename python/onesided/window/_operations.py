@@ -13,14 +13,12 @@ the same one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
-from .args import _mpi_args as mpi_args
-from .args._buffers import Message, message, plain, same_dtype, same_shape, single, target as target_spec
-from ._types import OPS, RMW_OPS, op_code
-
-if TYPE_CHECKING:
-    from ._window import Window
+from .. import _core
+from .._types import OPS, RMW_OPS, op_code
+from ..args import _mpi_args as mpi_args
+from ..args._buffers import Message, message, plain, same_dtype, same_shape, single, target as target_spec
 
 NO_OP = int(OPS["no_op"])
 RMW_INC = int(RMW_OPS["RMW_INC"])
@@ -31,21 +29,21 @@ class Issued(NamedTuple):
     buffers: tuple[Any, ...]  # in use until the operation completes
 
 
-def put(win: "Window", target_rank: int, origin: Any, target: Any, request: bool = False) -> Issued:
+def put(win: _core.Window, target_rank: int, origin: Any, target: Any, request: bool = False) -> Issued:
     o = message(origin, writable=False, what="origin")
     t = target_spec(target, o)
     core = win._put(o.buffer, o.count, o.dtype, target_rank, t.disp, request, o.layout, t.layout)
     return Issued(core, (o.buffer,))
 
 
-def get(win: "Window", target_rank: int, origin: Any, target: Any, request: bool = False) -> Issued:
+def get(win: _core.Window, target_rank: int, origin: Any, target: Any, request: bool = False) -> Issued:
     o = message(origin, writable=True, what="origin")
     t = target_spec(target, o)
     core = win._get(o.buffer, o.count, o.dtype, target_rank, t.disp, request, o.layout, t.layout)
     return Issued(core, (o.buffer,))
 
 
-def accumulate(win: "Window", target_rank: int, origin: Any, target: Any, op: Any, request: bool = False) -> Issued:
+def accumulate(win: _core.Window, target_rank: int, origin: Any, target: Any, op: Any, request: bool = False) -> Issued:
     o = message(origin, writable=False, what="origin", accumulate=True)
     t = target_spec(target, o, accumulate=True)
     core = win._accumulate(o.buffer, o.count, o.dtype, target_rank, t.disp, op_code(op), request, o.layout,
@@ -53,7 +51,7 @@ def accumulate(win: "Window", target_rank: int, origin: Any, target: Any, op: An
     return Issued(core, (o.buffer,))
 
 
-def get_accumulate(win: "Window", target_rank: int, origin: Any, result: Any, target: Any, op: Any,
+def get_accumulate(win: _core.Window, target_rank: int, origin: Any, result: Any, target: Any, op: Any,
                    request: bool = False) -> Issued:
     name = "Rget_accumulate" if request else "Get_accumulate"
     code, r, o = fetching(op, result, origin, NO_OP, same_shape, f"{name} origin and result")
@@ -64,7 +62,7 @@ def get_accumulate(win: "Window", target_rank: int, origin: Any, result: Any, ta
     return Issued(core, (o.buffer, r.buffer))
 
 
-def fetch_and_op(win: "Window", target_rank: int, origin: Any, result: Any, target_disp: int, op: Any,
+def fetch_and_op(win: _core.Window, target_rank: int, origin: Any, result: Any, target_disp: int, op: Any,
                  request: bool = False) -> Issued:
     name = "Rfetch_and_op" if request else "Fetch_and_op"
     code, r, o = fetching(op, result, origin, NO_OP, same_dtype, f"{name} origin and result")
@@ -74,7 +72,7 @@ def fetch_and_op(win: "Window", target_rank: int, origin: Any, result: Any, targ
     return Issued(core, (o.buffer, r.buffer))
 
 
-def compare_and_swap(win: "Window", target_rank: int, origin: Any, compare: Any, result: Any,
+def compare_and_swap(win: _core.Window, target_rank: int, origin: Any, compare: Any, result: Any,
                      target_disp: int, request: bool = False) -> Issued:
     fn = "Rcompare_and_swap" if request else "Compare_and_swap"
     o = message(origin, writable=False, what="origin", accumulate=True)
@@ -87,7 +85,7 @@ def compare_and_swap(win: "Window", target_rank: int, origin: Any, compare: Any,
     return Issued(core, (o.buffer, c.buffer, r.buffer))
 
 
-def rmw(win: "Window", target_rank: int, origin: Any, result: Any, target_disp: int, op: Any, assertion: int,
+def rmw(win: _core.Window, target_rank: int, origin: Any, result: Any, target_disp: int, op: Any, assertion: int,
         request: bool = False) -> Issued:
     code, r, o = fetching(op, result, origin, RMW_INC, same_shape, "Rmw origin and result")
     plain(r, "Rmw result")
@@ -97,7 +95,7 @@ def rmw(win: "Window", target_rank: int, origin: Any, result: Any, target_disp: 
     return Issued(core, (r.buffer, o.buffer))
 
 
-def rmw2(win: "Window", target_rank: int, origin: Any, origin2: Any, result: Any, target_disp: int, op: Any,
+def rmw2(win: _core.Window, target_rank: int, origin: Any, origin2: Any, result: Any, target_disp: int, op: Any,
          assertion: int, request: bool = False) -> Issued:
     code, r, o = fetching(op, result, origin, None, same_shape, "Rmw origin and result")
     o2 = message(origin2, writable=False, what="origin2", accumulate=True)

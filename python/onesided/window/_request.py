@@ -1,7 +1,7 @@
 """Requests of the request-based operations (Rput, Rget, Raccumulate,
 Rget_accumulate, Rfetch_and_op, Rcompare_and_swap, Rrmw, Rrmw2), with
 mpi4py's ``MPI.Request`` names, and awaitable in asyncio (``await req``,
-see ``onesided._aio``).
+see ``onesided.window._aio``).
 
 ``MPI.Request.Waitall`` and its relatives cannot take these requests: they
 are not MPI handles (mpi4py type-checks its arguments in C, and onesided
@@ -35,7 +35,7 @@ class Request:
     valid), raises what ``Wait`` would, and returns at once, without
     suspending, for a request already complete. The loop waits on one
     eventfd per process that completions of awaited requests write to; it
-    does not poll (``onesided._aio``)."""
+    does not poll (``onesided.window._aio``)."""
 
     __slots__ = ("_core", "_keep")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._errors import ArgumentError, EpochError
-from ._window_constants import _mpi
+from .._errors import ArgumentError, EpochError
+from ._constants import _mpi
 
 
 class NullWindow:
@@ -15,6 +15,11 @@ class NullWindow:
     ``isinstance(Window(), Window)`` is True."""
 
     __slots__ = ()
+
+    # The class whose members a null window refuses by name: set to Window
+    # by onesided.window._window, which imports this module (not the
+    # reverse); until then a null window has no members.
+    window_class: type = object
 
     def __bool__(self) -> bool:
         return False
@@ -40,9 +45,7 @@ class NullWindow:
         return "<onesided.Window null>"
 
     def __getattr__(self, name: str) -> Any:
-        from ._window import Window  # the module that imports this one
-
-        member = getattr(Window, name, None) if not name.startswith("__") else None
+        member = getattr(self.window_class, name, None) if not name.startswith("__") else None
         if member is None:
             raise AttributeError(name)
         message = f"{name}: the window is the null window (Window())"
