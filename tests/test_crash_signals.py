@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RANKS, mpiexec
-from onesided._spawn import finish
+from onesided.run._spawn import finish
 
 SIGNALS = ["SIGSEGV", "SIGABRT", "SIGTERM", "SIGKILL"]
 TIMEOUT = 60

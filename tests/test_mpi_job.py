@@ -16,7 +16,7 @@ import pytest
 
 from conftest import mpiexec
 from onesided.comm._mpi_job import mpi_job
-from onesided._spawn import finish
+from onesided.run._spawn import finish
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 TEN_LINES = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[0]

@@ -23,7 +23,7 @@ import pytest
 from conftest import RANKS, mpiexec
 from hosts.netns import SimulatedHosts, sweep_stale, unavailable
 from test_mpi_job import tickets
-from onesided._spawn import finish
+from onesided.run._spawn import finish
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 TIMEOUT = 90

@@ -39,12 +39,12 @@ from ._errors import (
     UnsupportedError,
 )
 from ._ranks import CellError, RankResult, Ranks, RanksError
-from ._spawn import LaunchError, launch
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
 from .args._layout import Layout
 from .args._mpi_args import Get_address
 from .comm._comm import Comm, WorldError
 from .comm._world import world
+from .run._spawn import LaunchError, launch
 from .window._atomics_report import AtomicPath, AtomicsReport, Executor
 from .window._constants import (
     FLAVOR_ALLOCATE,

@@ -46,7 +46,7 @@ from ._ranks_channel import (
     receive_frame,
     send_frame,
 )
-from ._spawn import _unpack
+from .run._spawn import _unpack
 
 
 class _CellServer:

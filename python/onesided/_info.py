@@ -35,9 +35,9 @@ from typing import Any
 
 from . import _core
 from ._errors import Error
-from ._hosts import _ipv4_of
 from ._libfabric import load as libfabric
 from .comm._comm import Comm
+from .run._hosts import _ipv4_of
 
 __all__ = ["ENVIRONMENT", "add_arguments", "collect", "main", "render"]
 

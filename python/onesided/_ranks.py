@@ -77,7 +77,7 @@ from ._ranks_channel import (
     receive_frame,
     send_frame,
 )
-from ._spawn import _payload
+from .run._spawn import _payload
 
 __all__ = ["CellError", "RankResult", "Ranks", "RanksError"]
 

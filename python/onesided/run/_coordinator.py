@@ -1,7 +1,7 @@
 """The launcher's coordinator: the server side of the wire protocol
 documented in :mod:`onesided.comm._comm`, serving the collectives of one job's
 ranks on 127.0.0.1, or on an address the other hosts reach when the job
-spans hosts (see :mod:`onesided._launch` for the job around it).
+spans hosts (see :mod:`onesided.run._launch` for the job around it).
 
 Guarantees
 ----------
@@ -28,7 +28,7 @@ import traceback
 from dataclasses import dataclass, field
 from types import TracebackType
 
-from .comm._comm import (
+from ..comm._comm import (
     COLLECTIVE_HEADER,
     FRAME_HEADER,
     HELLO_HEADER,

@@ -1,4 +1,4 @@
-"""The launcher's agent on another host: ``python -m onesided._remote_rank``,
+"""The launcher's agent on another host: ``python -m onesided.run._remote_rank``,
 started there by the remote shell (ssh, srun, ...) for one rank.
 
 Its stdin is the launcher's control channel, which carries:
@@ -21,7 +21,7 @@ Guarantees
   to the rank's process group.
 * End of input (the launcher closed it, or the remote shell's connection
   died with the launcher) sends SIGTERM to the group, then SIGKILL
-  :data:`~onesided._launch.GRACE_SECONDS` later: no rank outlives its launcher.
+  :data:`~onesided.run._launch.GRACE_SECONDS` later: no rank outlives its launcher.
 * The agent exits with the rank's status (128+S when a signal S killed it),
   which the remote shell hands back, after SIGKILL to the rank's group
   (descendants that outlived it) and, when the rank failed, a sweep of the
@@ -39,7 +39,7 @@ import subprocess
 import sys
 import threading
 
-GRACE_SECONDS = 2.0  # as the launcher's (onesided._launch.GRACE_SECONDS)
+GRACE_SECONDS = 2.0  # as the launcher's (onesided.run._launch.GRACE_SECONDS)
 
 
 def _signal_group(pid: int, signum: int) -> None:
@@ -102,7 +102,7 @@ def main() -> int:
     _signal_group(proc.pid, signal.SIGKILL)
     if returncode != 0:
         try:
-            from . import _core
+            from .. import _core
 
             _core.remove_stale_shared_memory()
         except ImportError:

@@ -22,7 +22,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
-from ._errors import Error
+from .._errors import Error
 
 
 class LaunchError(Error, RuntimeError):
@@ -120,7 +120,7 @@ def launch(
         # The launcher enforces the timeout: it stops every rank (each in its
         # own session) and exits 124. Our own deadline is only a backstop.
         cmd = [sys.executable, "-m", "onesided", "run", "-n", str(n), "--timeout", str(timeout),
-               "-m", "onesided._spawn_rank", str(job)]
+               "-m", "onesided.run._spawn_rank", str(job)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env={**os.environ, **(env or {})}, start_new_session=True)
         output, _, _ = finish(proc, timeout + 30)
@@ -145,7 +145,7 @@ def _rank_main(job: Path) -> int:
     """What each launched rank runs."""
     import traceback
 
-    from .comm._world import world
+    from ..comm._world import world
 
     rank = world().Get_rank()
     try:

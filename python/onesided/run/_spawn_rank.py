@@ -1,5 +1,5 @@
 """What each rank started by :func:`onesided.launch` runs (``python -m
-onesided._spawn_rank JOB``). A module of its own: running ``_spawn`` itself
+onesided.run._spawn_rank JOB``). A module of its own: running ``_spawn`` itself
 with ``-m`` would import it twice (the package imports it), which Python
 warns about on every rank."""
 

@@ -1,12 +1,12 @@
 """``python -m onesided run``: start N ranks and supervise them.
 
-The launcher starts a :class:`~onesided._coordinator.Coordinator` thread (the
+The launcher starts a :class:`~onesided.run._coordinator.Coordinator` thread (the
 server side of the wire protocol documented in :mod:`onesided.comm._comm`), then
 one child process per rank, each in its own session so that stopping a rank's
 process group also stops whatever it spawned.
 
 Output: each rank's stdout and stderr are pipes that one thread of the
-launcher reads (:mod:`onesided._output`) and relays as whole lines, a
+launcher reads (:mod:`onesided.run._output`) and relays as whole lines, a
 rank's stdout to the launcher's stdout and its stderr to the launcher's
 stderr, with ``[R] `` before every line under ``--tag-output``; or, with
 ``--output-dir DIR``, they are the files ``DIR/rank.R.stdout`` and
@@ -16,10 +16,10 @@ as on a terminal, so a rank stopped by a signal has lost nothing it
 printed, and the relay makes the lines whole again.
 
 Across hosts (``--hosts``, ``--hostfile``, or the nodes of the Slurm
-allocation it runs in; placement in :mod:`onesided._hosts`) a rank on
+allocation it runs in; placement in :mod:`onesided.run._hosts`) a rank on
 another host is started through a remote shell (``ssh`` by default, ``srun``
 inside Slurm, any command by ``--rsh``) as the agent
-:mod:`onesided._remote_rank`, which receives the rank's command, environment
+:mod:`onesided.run._remote_rank`, which receives the rank's command, environment
 (this one's, but for a few per-session variables) and working directory on
 its stdin, runs the rank there and forwards the launcher's signals to it.
 The coordinator then listens on an address the other hosts reach, and the
@@ -72,6 +72,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
+from ..comm._comm import ENV_COORD, ENV_RANK, ENV_SIZE, ENV_TOKEN
 from ._coordinator import Coordinator
 from ._hosts import (
     HostSlots,
@@ -84,7 +85,6 @@ from ._hosts import (
     slurm_hosts,
 )
 from ._output import OutputRelay
-from .comm._comm import ENV_COORD, ENV_RANK, ENV_SIZE, ENV_TOKEN
 
 __all__ = ["DEFAULT_RSH", "GRACE_SECONDS", "SLURM_RSH", "add_arguments", "main", "remote_command", "run"]
 
@@ -122,7 +122,7 @@ def _remove_stale_shared_memory() -> None:
     those whose owner no longer exists. The core is imported only here, so
     the launcher itself starts without libfabric."""
     try:
-        from . import _core
+        from .. import _core
     except ImportError:  # a launcher without the compiled core: nothing to sweep
         return
     _core.remove_stale_shared_memory()
@@ -160,7 +160,7 @@ def remote_command(rsh: Sequence[str], host: str, words: Sequence[str]) -> list[
 def _agent_words(environ: dict[str, str]) -> list[str]:
     """The agent's command line on the remote host: this interpreter's path,
     with this PYTHONPATH so that it finds the same onesided."""
-    words = [sys.executable, "-m", "onesided._remote_rank"]
+    words = [sys.executable, "-m", "onesided.run._remote_rank"]
     if environ.get("PYTHONPATH"):
         words = ["env", f"PYTHONPATH={environ['PYTHONPATH']}", *words]
     return [shlex.quote(word) for word in words]
@@ -471,7 +471,7 @@ def run(
 
     With ``module`` the first item of ``argv`` is a module name, run like
     ``python -m``.  ``timeout`` bounds the whole job in seconds.  ``hosts``
-    places the ranks (:func:`onesided._hosts.placement`; default: the nodes
+    places the ranks (:func:`onesided.run._hosts.placement`; default: the nodes
     of the Slurm allocation this runs in, else this machine); ranks on
     other hosts start through ``rsh`` (default :data:`DEFAULT_RSH`, or
     :data:`SLURM_RSH` on Slurm's nodes) and reach the coordinator at
