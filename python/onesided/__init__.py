@@ -38,12 +38,12 @@ from ._errors import (
     TransportError,
     UnsupportedError,
 )
-from ._ranks import CellError, RankResult, Ranks, RanksError
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
 from .args._layout import Layout
 from .args._mpi_args import Get_address
 from .comm._comm import Comm, WorldError
 from .comm._world import world
+from .notebook._ranks import CellError, RankResult, Ranks, RanksError
 from .run._spawn import LaunchError, launch
 from .window._atomics_report import AtomicPath, AtomicsReport, Executor
 from .window._constants import (
@@ -120,7 +120,7 @@ RMW2_COMP_SWAP_NE: Op = RMW2_OPS["RMW2_COMP_SWAP_NE"]
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext onesided``: add the ``%%ranks`` cell magic (ranks that live
     across cells; see :class:`Ranks`). IPython is imported only here."""
-    from ._ranks_magic import load_ipython_extension as load
+    from .notebook._ranks_magic import load_ipython_extension as load
 
     load(ipython)  # type: ignore[arg-type]
 

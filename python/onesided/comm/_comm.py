@@ -1,10 +1,11 @@
 """COMM_WORLD without MPI: the ranks started by ``python -m onesided run``.
 
 :func:`onesided.comm._world.world` returns this process's :class:`Comm`
-(its choice of world is there, above this module and
-:mod:`onesided.comm._mpi_job`, whose ``MpiWorld`` subclasses Comm).  Under the launcher it
-spans the ``ONESIDED_SIZE`` ranks of the job and its collectives are served by
-the launcher's coordinator (see :mod:`onesided.run._coordinator`) over TCP loopback.
+(the choice of world is made there, above this module and
+:mod:`onesided.comm._mpi_job`, whose ``MpiWorld`` subclasses Comm).  Under
+the launcher it spans the ``ONESIDED_SIZE`` ranks of the job and its
+collectives are served by the launcher's coordinator (see
+:mod:`onesided.run._coordinator`) over TCP loopback.
 Started by an MPI launcher (mpiexec, srun), it is mpi4py's ``COMM_WORLD``
 (:mod:`onesided.comm._mpi_job`; an error without mpi4py, never a world of one
 rank). Started any other way, the process is a world of one rank whose

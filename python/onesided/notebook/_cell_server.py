@@ -1,8 +1,8 @@
 """What each rank of a :class:`onesided.Ranks` runs: cells, one after another,
 in one namespace that lives as long as the rank.
 
-Started as ``python -m onesided run -n N -m onesided._cell_server`` by the
-kernel, with the variables of :mod:`onesided._ranks_channel`.
+Started as ``python -m onesided run -n N -m onesided.notebook._cell_server`` by the
+kernel, with the variables of :mod:`onesided.notebook._ranks_channel`.
 
 Guarantees
 ----------
@@ -35,6 +35,7 @@ import traceback
 from types import CodeType, FrameType
 from typing import Any
 
+from ..run._spawn import _unpack
 from ._ranks_channel import (
     ENV_ADDRESS,
     ENV_OUTPUT,
@@ -46,7 +47,6 @@ from ._ranks_channel import (
     receive_frame,
     send_frame,
 )
-from .run._spawn import _unpack
 
 
 class _CellServer:
@@ -165,7 +165,7 @@ def main() -> int:
     token = os.environ.pop(ENV_TOKEN).encode("ascii")
     directory = os.environ.pop(ENV_OUTPUT)
 
-    from .comm._world import world
+    from ..comm._world import world
 
     rank = world().Get_rank()
     _redirect_output(directory, rank)

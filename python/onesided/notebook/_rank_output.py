@@ -3,7 +3,7 @@
 A rank writes into a pipe in pieces of any size (a ``print`` may arrive in
 two reads, a C library may write half a line); the kernel shows only whole
 lines, so lines of different ranks never merge. The end-of-cell marker
-(:func:`onesided._ranks_channel.cell_end`) ends the unfinished line too: a
+(:func:`onesided.notebook._ranks_channel.cell_end`) ends the unfinished line too: a
 cell that printed ``"no newline"`` with ``end=""`` still shows it as a line
 when it ends.
 """

@@ -2,10 +2,10 @@
 
 ``Ranks(n)`` starts ``n`` ranks once, through ``python -m onesided run`` (so
 ``onesided.COMM_WORLD`` spans them), each serving code sent from here
-(:mod:`onesided._cell_server`) in one namespace that lives as long as the rank:
-a window created by one call is there for the next. The channel is
-:mod:`onesided._ranks_channel`. The ``%%ranks`` cell magic
-(:mod:`onesided._ranks_magic`) is a thin layer over this class.
+(:mod:`onesided.notebook._cell_server`) in one namespace that lives as long
+as the rank: a window created by one call is there for the next. The channel is
+:mod:`onesided.notebook._ranks_channel`. The ``%%ranks`` cell magic
+(:mod:`onesided.notebook._ranks_magic`) is a thin layer over this class.
 
 Guarantees
 ----------
@@ -63,7 +63,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from ._errors import ArgumentError, ArgumentTypeError, Error
+from .._errors import ArgumentError, ArgumentTypeError, Error
+from ..run._spawn import _payload
 from ._rank_output import CellEnd, LineAssembler
 from ._ranks_channel import (
     ENV_ADDRESS,
@@ -77,7 +78,6 @@ from ._ranks_channel import (
     receive_frame,
     send_frame,
 )
-from .run._spawn import _payload
 
 __all__ = ["CellError", "RankResult", "Ranks", "RanksError"]
 
@@ -276,7 +276,8 @@ class Ranks:
     def _start_launcher(self, token: str) -> None:
         host, port = self._listener.getsockname()[:2]
         env = {**os.environ, ENV_ADDRESS: f"{host}:{port}", ENV_TOKEN: token, ENV_OUTPUT: self._dir}
-        cmd = [sys.executable, "-m", "onesided", "run", "-n", str(self._size), "-m", "onesided._cell_server"]
+        cmd = [sys.executable, "-m", "onesided", "run", "-n", str(self._size),
+               "-m", "onesided.notebook._cell_server"]
         # Its own session: the kernel's Ctrl-C reaches the ranks only as we send it.
         self._proc = subprocess.Popen(cmd, env=env, start_new_session=True)
         proc, wake = self._proc, self._wake_w

@@ -17,8 +17,9 @@ frames carry pickles, in both directions.  A frame is ``length:u64 payload``
 (unsigned big-endian).
 
 Kernel to rank: ``("run", cell, kind, payload)`` with ``kind`` one of
-``"source"`` (the code's text), ``"function"`` (:func:`onesided.run._spawn._payload`'s
-bytes) or ``"gather"`` (a variable's name); and ``("stop",)``.
+``"source"`` (the code's text), ``"function"``
+(:func:`onesided.run._spawn._payload`'s bytes) or ``"gather"`` (a
+variable's name); and ``("stop",)``.
 
 Rank to kernel, one per ``run``: ``("done", cell, value, error)`` where
 ``value`` is the pickled result (or ``None``) and ``error`` is ``None`` or
