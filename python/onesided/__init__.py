@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import atexit
 
-from ._crash_signals import keep_signals_visible
+from .boot._crash_signals import keep_signals_visible
 
 # Before the core (and with it libfabric and libinfinipath) is loaded: a
 # crashing or killed rank must die of its signal, not exit(1) with a .btr file.
 keep_signals_visible()
 
 from . import _core, _errors
-from ._libfabric import Libfabric, load as libfabric
+from .boot._libfabric import Libfabric, load as libfabric
 
 # Now, not at the first window: a libfabric that ONESIDED_LIBFABRIC names but
 # cannot be loaded fails the import, and a later `import mpi4py.MPI` finds

@@ -35,7 +35,7 @@ from typing import Any
 
 from . import _core
 from ._errors import Error
-from ._libfabric import load as libfabric
+from .boot._libfabric import load as libfabric
 from .comm._comm import Comm
 from .run._hosts import _ipv4_of
 

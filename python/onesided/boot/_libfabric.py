@@ -23,11 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _core
+from .. import _core
 
 # Where `auditwheel repair` puts the libraries a wheel carries: beside the
-# package, named <name>-<hash>.so.<version>.
-_WHEEL_LIBS = Path(__file__).resolve().parent.parent / "onesided.libs"
+# package (this file is onesided/boot/_libfabric.py), named
+# <name>-<hash>.so.<version>.
+_WHEEL_LIBS = Path(__file__).resolve().parents[2] / "onesided.libs"
 
 
 @dataclass(frozen=True)
