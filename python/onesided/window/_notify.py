@@ -51,12 +51,11 @@ class WindowNotify(_Base):
     """Put_notify, Get_notify, Accumulate_notify, their R forms, Notify and
     the target's counter calls."""
 
-    # What the Window class (onesided.window._window) defines, which
-    # imports this mixin: its issuing paths and the binding's shortcut forms.
+    # The binding's notified shortcut forms as the window uses them (set by
+    # Window._bind_shortcuts): the operation, then its notification. The
+    # Window class (_window.py, which imports this mixin, not the reverse)
+    # defines _issue and the plain shortcut forms used here too.
     _issue: Callable[..., None]
-    _put_shortcut: Callable[..., bool]
-    _get_shortcut: Callable[..., bool]
-    _accumulate_shortcut: Callable[..., bool]
     _put_notify_shortcut: Callable[..., bool]
     _get_notify_shortcut: Callable[..., bool]
     _accumulate_notify_shortcut: Callable[..., bool]

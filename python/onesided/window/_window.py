@@ -135,10 +135,7 @@ class Window(WindowSurface, WindowSync, WindowNotify, _core.Window, metaclass=_W
     _compare_and_swap_shortcut: Callable[..., bool]
     _rmw_shortcut: Callable[..., bool]
     _rmw2_shortcut: Callable[..., bool]
-    # ... and the notified ones (the operation, then its notification).
-    _put_notify_shortcut: Callable[..., bool]
-    _get_notify_shortcut: Callable[..., bool]
-    _accumulate_notify_shortcut: Callable[..., bool]
+    # ... and the notified ones: declared in WindowNotify (_notify.py).
 
     @classmethod
     def _make(cls, memory: Any, disp_unit: int, info: Any, comm: Any, flavor: int) -> "Window":
