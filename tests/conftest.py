@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from onesided._spawn import finish
+from onesided.run._spawn import finish
 
 RANKS = Path(__file__).parent / "ranks"
 LAUNCHERS = ["onesided", "mpiexec"]

@@ -13,7 +13,8 @@ import pytest
 
 import onesided
 from conftest import run_ranks
-from onesided import Window, _aio
+from onesided import Window
+from onesided.window import _aio
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import onesided
-from onesided._atomics_report import PROVIDER_EXECUTORS, executor_of
+from onesided.window._atomics_report import PROVIDER_EXECUTORS, executor_of
 
 
 def test_table_kinds() -> None:

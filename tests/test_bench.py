@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from onesided._spawn import finish
+from onesided.run._spawn import finish
 
 from conftest import mpiexec
 

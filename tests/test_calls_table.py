@@ -1,4 +1,4 @@
-"""The calls table (python/onesided/_calls.py) is the one description of the
+"""The calls table (python/onesided/window/_calls.py) is the one description of the
 RMA calls: the Window's methods, the fast entries' parameter names and the
 table in docs/porting.md come from it. These tests fail when any of them
 says something the table does not."""
@@ -11,19 +11,20 @@ from pathlib import Path
 import numpy as np
 
 import onesided
-from onesided import Window, _calls, _core
+from onesided import Window, _core
+from onesided.window import _calls
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_generated_methods_are_what_the_table_makes() -> None:
     committed = (ROOT / _calls.GENERATED).read_text()
-    assert committed == _calls.module_source(), "run: python -m onesided._calls --write"
+    assert committed == _calls.module_source(), "run: python -m onesided.window --write"
 
 
 def test_porting_table_is_what_the_table_makes() -> None:
     text = (ROOT / _calls.PORTING).read_text()
-    assert _calls.with_porting_table(text) == text, "run: python -m onesided._calls --write"
+    assert _calls.with_porting_table(text) == text, "run: python -m onesided.window --write"
 
 
 def test_every_call_is_a_method_with_the_tables_signature() -> None:

@@ -5,7 +5,7 @@ Debian's libfabric pulls in libinfinipath, whose constructor turns SIGSEGV,
 SIGBUS, SIGILL, SIGABRT, SIGINT and SIGTERM into exit(1) plus a
 "python.<host>-<pid>,vm.btr" file in the current directory, unless
 IPATH_NO_BACKTRACE is set. onesided sets it at import (python/onesided/
-_crash_signals.py). Each case runs tests/ranks/crash.py in a scratch
+boot/_crash_signals.py). Each case runs tests/ranks/crash.py in a scratch
 directory: rank 1 sends itself the signal, rank 0 is then stopped by the
 launcher's SIGTERM (or raises, having seen rank 1 die); neither may leave a
 file there, and the launcher must name the signal."""
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RANKS, mpiexec
-from onesided._spawn import finish
+from onesided.run._spawn import finish
 
 SIGNALS = ["SIGSEGV", "SIGABRT", "SIGTERM", "SIGKILL"]
 TIMEOUT = 60

@@ -1,4 +1,4 @@
-"""The mpi4py datatype decoder (onesided._datatypes) against MPI itself:
+"""The mpi4py datatype decoder (onesided.args._datatypes) against MPI itself:
 for every combiner onesided takes, MPI's own Pack of an arange buffer gives
 the elements of the type map in order, which must be the decoder's
 offsets; its Get_extent the decoder's lb and extent. Single process."""
@@ -14,7 +14,7 @@ import pytest
 MPI = pytest.importorskip("mpi4py.MPI")
 
 import onesided  # noqa: E402
-from onesided import _datatypes  # noqa: E402
+from onesided.args import _datatypes  # noqa: E402
 
 I8, F8 = MPI.INT64_T, MPI.DOUBLE
 

@@ -25,7 +25,7 @@ import pytest
 
 import onesided
 from conftest import RANKS, run_ranks
-from onesided._coordinator import Coordinator
+from onesided.run._coordinator import Coordinator
 
 STATES = ["lock", "flush", "request", "fence", "pscw"]
 

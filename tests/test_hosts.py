@@ -1,5 +1,5 @@
-"""Where the launcher places ranks (onesided._hosts) and how it builds the
-remote shell's command (onesided._launch.remote_command): pure functions,
+"""Where the launcher places ranks (onesided.run._hosts) and how it builds the
+remote shell's command (onesided.run._launch.remote_command): pure functions,
 no hosts needed. The launcher across real (simulated) hosts:
 tests/test_multihost.py."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from onesided._hosts import (
+from onesided.run._hosts import (
     HostSlots,
     _route_source,
     interface_toward,
@@ -24,7 +24,7 @@ from onesided._hosts import (
     read_hostfile,
     slurm_hosts,
 )
-from onesided._launch import DEFAULT_RSH, SLURM_RSH, remote_command
+from onesided.run._launch import DEFAULT_RSH, SLURM_RSH, remote_command
 
 
 def test_parse_hosts() -> None:
@@ -108,11 +108,11 @@ def test_coordinator_address_unknown_hosts() -> None:
 
 
 def test_remote_command() -> None:
-    words = ["/usr/bin/python3", "-m", "onesided._remote_rank"]
+    words = ["/usr/bin/python3", "-m", "onesided.run._remote_rank"]
     assert remote_command(DEFAULT_RSH, "n1", words) == [*DEFAULT_RSH, "n1", *words]
     assert remote_command(SLURM_RSH, "c2", words) == [
         "srun", "--nodes=1", "--ntasks=1", "--nodelist=c2", "--overlap", "sh", "-c",
-        "/usr/bin/python3 -m onesided._remote_rank",
+        "/usr/bin/python3 -m onesided.run._remote_rank",
     ]
     assert remote_command(["rsh", "-l", "me", "{host}"], "h", words) == ["rsh", "-l", "me", "h", *words]
 

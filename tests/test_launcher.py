@@ -31,7 +31,8 @@ PYTHON_DIR = Path(__file__).resolve().parents[1] / "python"
 SOURCE_PATH = [] if importlib.util.find_spec("onesided") else [PYTHON_DIR]
 sys.path[:0] = map(str, SOURCE_PATH)
 
-from onesided._world import WorldError, comm_from_environment  # noqa: E402
+from onesided.comm._comm import WorldError  # noqa: E402
+from onesided.comm._world import comm_from_environment  # noqa: E402
 
 if importlib.util.find_spec("pytest_timeout") is not None:
     # Without the plugin the subprocess limits below still bound every test.
@@ -46,7 +47,8 @@ PROMPT = 20.0
 PREAMBLE = """\
 import os, signal, subprocess, sys, time
 from pathlib import Path
-from onesided._world import WorldError, world
+from onesided.comm._comm import WorldError
+from onesided.comm._world import world
 
 OUT = Path(sys.argv[1])
 comm = world()
@@ -415,7 +417,7 @@ def test_impostors_are_rejected(launch: LaunchFactory) -> None:
         """
         comm.Barrier()
         if comm.rank == 0:
-            probe = "from onesided._world import world; world().Barrier()"
+            probe = "from onesided.comm._world import world; world().Barrier()"
             for name, env in [
                 ("bad token", dict(os.environ, ONESIDED_TOKEN="0" * 32)),
                 ("duplicate", dict(os.environ)),
@@ -437,7 +439,7 @@ def test_impostors_are_rejected(launch: LaunchFactory) -> None:
 
 def test_program_arguments_pass_through(tmp_path: Path) -> None:
     (tmp_path / "echo_args.py").write_text(
-        "import os, sys\nfrom onesided._world import world\n"
+        "import os, sys\nfrom onesided.comm._world import world\n"
         "os.write(1, f'{world().rank} {sys.argv[1:]}\\n'.encode())\n"
     )
     for mode in (["-m", "echo_args"], [str(tmp_path / "echo_args.py")]):
@@ -502,7 +504,7 @@ def test_world_of_one_without_launcher() -> None:
 
 def test_world_singleton_in_a_plain_process() -> None:
     probe = (
-        "from onesided._world import world\n"
+        "from onesided.comm._world import world\n"
         "w = world()\n"
         "assert w is world() and w.Get_size() == 1 and w.Get_rank() == 0\n"
         "assert w.allgather({'a': 1}) == [{'a': 1}]\n"

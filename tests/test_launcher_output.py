@@ -1,5 +1,5 @@
 """What ``python -m onesided run`` does with its ranks' output
-(python/onesided/_output.py): whole lines that never merge, ``--tag-output``,
+(python/onesided/run/_output.py): whole lines that never merge, ``--tag-output``,
 ``--output-dir``, stdout and stderr apart, bytes unharmed, and the last
 lines of ranks that are stopped or that end without a newline.
 

@@ -1,7 +1,7 @@
 """No silent one-rank worlds: a process that is one rank of an MPI job
 (by its environment) and creates a window over onesided.COMM_WORLD gets
 mpi4py's COMM_WORLD, or, without mpi4py, an error saying to pass comm=
-(onesided._mpi_job). Both paths under MPICH's real mpiexec, with the
+(onesided.comm._mpi_job). Both paths under MPICH's real mpiexec, with the
 README's ten-line example as printed (no comm=)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import mpiexec
-from onesided._mpi_job import mpi_job
-from onesided._spawn import finish
+from onesided.comm._mpi_job import mpi_job
+from onesided.run._spawn import finish
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 TEN_LINES = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[0]
@@ -74,6 +74,6 @@ def test_ten_lines_under_mpiexec_without_mpi4py_raise(tmp_path: Path) -> None:
     proc = run_ten_lines(tmp_path, 2, hide_mpi4py=True)
     assert proc.returncode != 0
     assert "got ticket" not in proc.stdout
-    assert "onesided._world.WorldError: this process is one rank of an MPI job (PMI_RANK=" in proc.stderr, proc.stderr
+    assert "onesided.comm._comm.WorldError: this process is one rank of an MPI job (PMI_RANK=" in proc.stderr, proc.stderr
     assert "pass comm=MPI.COMM_WORLD" in proc.stderr
     print(proc.stderr)

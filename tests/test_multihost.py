@@ -23,7 +23,7 @@ import pytest
 from conftest import RANKS, mpiexec
 from hosts.netns import SimulatedHosts, sweep_stale, unavailable
 from test_mpi_job import tickets
-from onesided._spawn import finish
+from onesided.run._spawn import finish
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 TIMEOUT = 90
@@ -166,7 +166,7 @@ def test_launcher_stops_every_host_when_a_rank_dies(hosts: SimulatedHosts, tmp_p
 def test_ten_lines_across_hosts_span_the_mpi_job(hosts: SimulatedHosts, tmp_path: Path) -> None:
     """The README's example as printed (no comm=) under mpiexec on two
     hosts: onesided.COMM_WORLD is mpi4py's, so the tickets are one job's,
-    not each rank's own "0" (onesided._mpi_job)."""
+    not each rank's own "0" (onesided.comm._mpi_job)."""
     script = tmp_path / "ten_lines.py"
     script.write_text(re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[0])
     a, b = hosts.hosts[0].name, hosts.hosts[1].name

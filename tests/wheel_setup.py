@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from onesided._spawn import finish
+from onesided.run._spawn import finish
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORT = Path(__file__).parent / "ranks" / "libfabric_report.py"

@@ -1,4 +1,4 @@
-// Arguments the Python layer has parsed (python/onesided/_operations.py,
+// Arguments the Python layer has parsed (python/onesided/window/_operations.py,
 // _window.py), turned into what the core takes: objects exporting the
 // buffer protocol into pointers, table codes into Dtype and Op. Every check
 // raises an onesided::Error, which module.cpp translates.

@@ -1,5 +1,5 @@
 // Notified RMA (window.hpp's notify() and the counters' calls). The Python
-// layer (_window_notify.py) makes Put_notify and its relatives from the
+// layer (window/_notify.py) makes Put_notify and its relatives from the
 // operation's full form followed by _notify. Calls that can wait (notify
 // may wait for a Post; test_notify polls progress; wait_notify blocks)
 // release the GIL; reading or setting a counter never waits.

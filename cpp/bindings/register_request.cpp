@@ -1,7 +1,7 @@
 // Request: what the request-based operations (Rput, ..., Rrmw2) return.
 // Wait and Test drive progress and may wait, so both release the GIL; so
 // does _arm (in nasty mode it issues the held operations). _done and
-// _ready_fd serve event loops (python/onesided/_aio.py).
+// _ready_fd serve event loops (python/onesided/window/_aio.py).
 
 #include <pybind11/pybind11.h>
 

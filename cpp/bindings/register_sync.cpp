@@ -110,7 +110,7 @@ void register_sync(py::module_& m, py::class_<Window>& cls) {
       .def("_flush_all", guard(&Window::flush_all), release())
       .def("_flush_local", on_rank(&Window::flush_local))
       .def("_flush_local_all", guard(&Window::flush_local_all), release())
-      // The awaitable flushes' Requests (python/onesided/_aio.py); in nasty
+      // The awaitable flushes' Requests (python/onesided/window/_aio.py); in nasty
       // mode making one issues the held operations, so without the GIL.
       .def("_flush_request", guard([](Window& w, py::handle rank) {
              const int target = rank_arg(rank, "rank");

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import atexit
 
-from ._crash_signals import keep_signals_visible
+from .boot._crash_signals import keep_signals_visible
 
 # Before the core (and with it libfabric and libinfinipath) is loaded: a
 # crashing or killed rank must die of its signal, not exit(1) with a .btr file.
 keep_signals_visible()
 
 from . import _core, _errors
-from ._libfabric import Libfabric, load as libfabric
+from .boot._libfabric import Libfabric, load as libfabric
 
 # Now, not at the first window: a libfabric that ONESIDED_LIBFABRIC names but
 # cannot be loaded fails the import, and a later `import mpi4py.MPI` finds
@@ -39,14 +39,14 @@ from ._errors import (
     UnsupportedError,
 )
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
-from ._atomics_report import AtomicPath, AtomicsReport, Executor
-from ._layout import Layout
-from ._mpi_args import Get_address
-from ._mpi_objects import Group, Info, buffer
-from ._request import Request
-from ._null_window import NullWindow
-from ._window import Window
-from ._window_constants import (
+from .args._layout import Layout
+from .window._mpi_objects import Get_address
+from .comm._comm import Comm, WorldError
+from .comm._world import world
+from .notebook._ranks import CellError, RankResult, Ranks, RanksError
+from .run._spawn import LaunchError, launch
+from .window._atomics_report import AtomicPath, AtomicsReport, Executor
+from .window._constants import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
     FLAVOR_DYNAMIC,
@@ -69,9 +69,10 @@ from ._window_constants import (
     WIN_SEPARATE,
     WIN_UNIFIED,
 )
-from ._spawn import LaunchError, launch
-from ._ranks import CellError, RankResult, Ranks, RanksError
-from ._world import Comm, WorldError, world
+from .window._mpi_objects import Group, Info, buffer
+from .window._null_window import NullWindow
+from .window._request import Request
+from .window._window import Window
 
 __version__ = "0.1.0"
 
@@ -119,7 +120,7 @@ RMW2_COMP_SWAP_NE: Op = RMW2_OPS["RMW2_COMP_SWAP_NE"]
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext onesided``: add the ``%%ranks`` cell magic (ranks that live
     across cells; see :class:`Ranks`). IPython is imported only here."""
-    from ._ranks_magic import load_ipython_extension as load
+    from .notebook._ranks_magic import load_ipython_extension as load
 
     load(ipython)  # type: ignore[arg-type]
 

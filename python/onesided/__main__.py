@@ -5,7 +5,7 @@ Commands:
 ``run -n N [--timeout SECONDS] [--tag-output] [--output-dir DIR] [--hosts H[:S],... | --hostfile F] [--rsh CMD] [--coordinator ADDR] script.py [args ...]``
 ``run -n N [...] -m module [args ...]``
     Start N ranks of a Python program, on this machine or across hosts,
-    and exit with the job's status (see :mod:`onesided._launch`). Each
+    and exit with the job's status (see :mod:`onesided.run._launch`). Each
     rank's output is relayed as whole lines, stdout to stdout and stderr to
     stderr; ``--tag-output`` (``-l``) starts every line with ``[R] ``, R
     the rank; ``--output-dir DIR`` writes ``DIR/rank.R.stdout`` and
@@ -24,7 +24,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import _info, _launch
+from . import _info
+from .run import _launch
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -51,7 +51,7 @@ def buffer_address(obj: Any) -> int | None:
 
 # The MPI.Win methods that have fast entries (cpp/bindings/fast_entries.hpp);
 # _define_fast gives one its parameter names, default op and docstring
-# from the calls table (onesided/_calls.py) at import; _fast_entries binds
+# from the calls table (onesided/window/_calls.py) at import; _fast_entries binds
 # them all to a window, in FAST_CALLS order: the Inline entries when
 # `pending` is None, else the Holding ones, which release the GIL and keep
 # the arrays in `pending[target]` (a dict of lists) until completion.

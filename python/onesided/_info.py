@@ -35,9 +35,9 @@ from typing import Any
 
 from . import _core
 from ._errors import Error
-from ._libfabric import load as libfabric
-from ._hosts import _ipv4_of
-from ._world import Comm
+from .boot._libfabric import load as libfabric
+from .comm._comm import Comm
+from .run._hosts import _ipv4_of
 
 __all__ = ["ENVIRONMENT", "add_arguments", "collect", "main", "render"]
 
@@ -111,7 +111,7 @@ def _message(exc: BaseException) -> str:
 
 def _probe(info: dict[str, str]) -> dict[str, Any]:
     """Create and free a window of one rank with ``info``; what it chose."""
-    from ._window import Window
+    from .window._window import Window
 
     try:
         win = Window.Allocate(8, info=info, comm=Comm())

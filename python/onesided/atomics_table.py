@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from . import _core
-from ._window import Window
+from .window._window import Window
 
 BEGIN = "<!-- probe:begin -->"
 END = "<!-- probe:end -->"

@@ -71,7 +71,7 @@ def _reports(directory: Path) -> list[tuple[int, RankReport]]:
 def run(item: pytest.Function, n: int, timeout: float) -> None:
     """Run ``item`` on ``n`` ranks; return if all pass, else raise pytest's
     outcome (fail, skip or xfail) as described in the module docstring."""
-    from onesided._spawn import LaunchError, LaunchTimeout, launch
+    from onesided.run._spawn import LaunchError, LaunchTimeout, launch
 
     with tempfile.TemporaryDirectory(prefix="onesided-pytest-") as report_dir:
         try:

@@ -113,7 +113,8 @@ def check_overlap() -> None:
     pids = comm.allgather(os.getpid())
     comm.Barrier()
     if rank == 0:
-        from onesided import _aio, _core
+        from onesided import _core
+        from onesided.window import _aio
 
         one = np.ones(1, np.int64)
         win.Lock_all()

@@ -25,7 +25,7 @@ class Request {
   bool test();
   bool valid() const { return state_ != nullptr; }
 
-  // For event loops (python/onesided/_aio.py). done(): whether wait() would
+  // For event loops (python/onesided/window/_aio.py). done(): whether wait() would
   // return at once, without progressing or raising. arm(): from now on the
   // operation's completion writes to ready_fd(), the one eventfd of this
   // process, which a loop waits on; false when already done (nothing will

@@ -2,7 +2,7 @@
 // eventfd per process, not one per request. A request that an event loop
 // awaits is armed (request_state.hpp); its last completion, on whichever
 // thread (usually the progress engine's background one) writes 1 to the
-// eventfd, and the loop's reader (python/onesided/_aio.py) drains it and
+// eventfd, and the loop's reader (python/onesided/window/_aio.py) drains it and
 // looks at the requests it awaits. Requests nobody awaits never touch it,
 // so the paths pay nothing for it.
 //

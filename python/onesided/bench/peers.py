@@ -36,6 +36,20 @@ def _cell(v: list[float] | None, unit: str) -> str:
     return f"{_num(mid)} {unit} [{_num(lo)}, {_num(hi)}]"
 
 
+def peer_cells(found: list[dict[str, Any] | None]) -> list[str]:
+    """A table row's column pairs, one per job: the peer's figure and the
+    ratio onesided / peer of that job's medians (``-`` twice where the job
+    has no such summary row). Shared with bench.scale."""
+    cells: list[str] = []
+    for r in found:
+        if r is None:
+            cells += ["-", "-"]
+            continue
+        cells += [_cell(r["peer"], r["unit"]),
+                  fmt_ratio(r["onesided"] and r["onesided"][0], r["peer"] and r["peer"][0])]
+    return cells
+
+
 def peers_text(runs: list[dict[str, Any]]) -> str:
     """Markdown: the calibration of each run, then one table per figure
     (in the order of the first run that has it), a column pair per run."""
@@ -71,14 +85,7 @@ def peers_text(runs: list[dict[str, Any]]) -> str:
             found = [next((r for r in f["rows"] if r["row"] == name), None) for _, f in present]
             unit = next(r["unit"] for r in found if r is not None)
             ours = sorted(r["onesided"][0] for r in found if r is not None and r["onesided"] is not None)
-            row = [name, f"{_num(ours[0])}-{_num(ours[-1])} {unit}" if ours else "n/a"]
-            for r in found:
-                if r is None:
-                    row += ["-", "-"]
-                    continue
-                row += [_cell(r["peer"], r["unit"]),
-                        fmt_ratio(r["onesided"] and r["onesided"][0], r["peer"] and r["peer"][0])]
-            rows.append(row)
+            rows.append([name, f"{_num(ours[0])}-{_num(ours[-1])} {unit}" if ours else "n/a", *peer_cells(found)])
         sense = "above 1: onesided faster" if higher else "below 1: onesided faster"
         out.append(f"### {title}\n\nratio = onesided / peer, both medians from the same job ({sense}).")
         out.append(table(headers, rows))

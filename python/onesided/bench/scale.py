@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import fmt_ratio, table
-from .peers import _cell, _num, print_runs
+from ._common import table
+from .peers import _cell, _num, peer_cells, print_runs
 
 __all__ = ["main", "scale_text"]
 
@@ -80,14 +80,8 @@ def scale_text(runs: list[dict[str, Any]]) -> str:
             unit = next((r["unit"] for r in found.values() if r is not None), "")
             ours = sorted(r["onesided"][0] for r in found.values() if r is not None and r["onesided"] is not None)
             span = _num(ours[0]) if ours and ours[0] == ours[-1] else ours and f"{_num(ours[0])}-{_num(ours[-1])}"
-            row = [_ranks_label(n, cores[n]), f"{span} {unit}" if ours else "-"]
-            for r in found.values():
-                if r is None:
-                    row += ["-", "-"]
-                    continue
-                row += [_cell(r["peer"], r["unit"]),
-                        fmt_ratio(r["onesided"] and r["onesided"][0], r["peer"] and r["peer"][0])]
-            rows.append(row)
+            rows.append([_ranks_label(n, cores[n]), f"{span} {unit}" if ours else "-",
+                         *peer_cells(list(found.values()))])
         out.append(f"### {TITLE}: {name}\n\nratio = onesided / peer, both medians from the same job "
                    "(above 1: onesided faster).")
         out.append(table(headers, rows))
