@@ -23,6 +23,7 @@ cpp/bindings/register_operations.cpp.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
@@ -243,32 +244,29 @@ def method_source(call: Call) -> str:
             f"        return _calls.{call.form}(self, {args})\n")
 
 
+# What the generated module says of itself, one paragraph a string (wrapped
+# when written).
+GENERATED_DOC = (
+    "The Window's RMA methods. GENERATED from the calls table in ``onesided/window/_calls.py`` by "
+    "``python -m onesided.window --write``: do not edit.",
+    "Each method is the full parse of its call: the instance's own fast entry (cpp/bindings/fast_entries.hpp) "
+    "takes plain arrays, int ranks and known ops, and hands anything else here, with the arguments as the user "
+    "gave them.",
+)
+
+
 def module_source() -> str:
     """``_rma_methods.py``: the Window's RMA methods, as the table makes them."""
-    names = sorted({p.default_text for c in calls() for p in c.params if p.default_text.isupper()})
-    head = f'''"""The Window's RMA methods. GENERATED from the calls table in
-``onesided/window/_calls.py`` by ``python -m onesided.window --write``: do not edit.
-
-Each method is the full parse of its call: the instance's own fast entry
-(cpp/bindings/fast_entries.hpp) takes plain arrays, int ranks and known ops,
-and hands anything else here, with the arguments as the user gave them.
-"""
-
-from __future__ import annotations
-
-from typing import Any
-
-from . import _calls, _operations
-from ._calls import {", ".join(f"{n}" for n in names)}
-from ._request import Request
-
-
-class WindowCalls:
-    """Put, Get, Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap,
-    Rmw and Rmw2, their request-based forms and the notified ones."""
-
-'''
-    return head + "\n".join(method_source(c) for c in calls())
+    defaults = sorted({p.default_text for c in calls() for p in c.params if p.default_text.isupper()})
+    doc = "\n\n".join(textwrap.fill(paragraph, 79) for paragraph in GENERATED_DOC)
+    imports = ["from __future__ import annotations", "", "from typing import Any", "",
+               "from . import _calls, _operations", f"from ._calls import {', '.join(defaults)}",
+               "from ._request import Request"]
+    names = ", ".join(op.name for op in OPERATIONS)
+    head = [f'"""{doc}\n"""', "", *imports, "", "", "class WindowCalls:",
+            textwrap.indent(textwrap.fill(f'"""{names}, their request-based forms and the notified ones."""', 75),
+                            "    "), ""]
+    return "\n".join(head) + "\n" + "\n".join(method_source(c) for c in calls())
 
 
 # The names the generated module imports for its defaults.

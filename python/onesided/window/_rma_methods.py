@@ -1,5 +1,6 @@
 """The Window's RMA methods. GENERATED from the calls table in
-``onesided/window/_calls.py`` by ``python -m onesided.window --write``: do not edit.
+``onesided/window/_calls.py`` by ``python -m onesided.window --write``: do not
+edit.
 
 Each method is the full parse of its call: the instance's own fast entry
 (cpp/bindings/fast_entries.hpp) takes plain arrays, int ranks and known ops,
@@ -17,7 +18,7 @@ from ._request import Request
 
 class WindowCalls:
     """Put, Get, Accumulate, Get_accumulate, Fetch_and_op, Compare_and_swap,
-    Rmw and Rmw2, their request-based forms and the notified ones."""
+    Rmw, Rmw2, their request-based forms and the notified ones."""
 
     def Put(self, origin: Any, target_rank: int, target: Any = None) -> None:
         """Write ``origin`` into the target's window. Not atomic, unordered;
