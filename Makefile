@@ -28,8 +28,8 @@ SOURCES := $(shell find cpp python -type f -not -name '*.pyc') CMakeLists.txt py
 MPICH_MPIEXEC = $(or $(firstword $(shell command -v mpiexec.mpich mpiexec)),mpiexec.mpich)
 MPICH_MPICC = $(or $(firstword $(shell command -v mpicc.mpich mpicc)),mpicc.mpich)
 
-.PHONY: demo test setup build wheel cpp-test cpp-example py-test bench bench-openmpi bench-peers bench-scale \
-	bench-windows clean \
+.PHONY: demo test setup build wheel mpi4py-tests cpp-test cpp-example py-test bench bench-openmpi bench-peers \
+	bench-scale bench-windows clean \
 	sanitize cpp-asan cpp-tsan py-asan
 
 demo: build
@@ -103,7 +103,7 @@ cpp-tsan: $(STAMPS)/venv
 # build/asan-site and put first on every rank's path. Python itself is not
 # instrumented, so leak reports (the interpreter's) are off.
 ASAN_SITE := build/asan-site
-py-asan: $(STAMPS)/venv
+py-asan: $(STAMPS)/venv $(STAMPS)/mpi4py-tests
 	rm -rf $(ASAN_SITE)
 	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) -m pip install -q --no-build-isolation --no-deps --target $(ASAN_SITE) \
 		-Cbuild-dir=build/asan-py -Ccmake.build-type=Debug -Ccmake.define.CMAKE_CXX_FLAGS="$(ASAN)" .
@@ -126,9 +126,29 @@ cpp-example: $(STAMPS)/venv
 	PATH=$(abspath $(VENV))/bin:$$PATH cmake --build build/cpp-example
 	build/cpp-example/counter
 
+# mpi4py's own tests, of the version in $(VENV): the test/ folder of its
+# source distribution on PyPI, extracted into $(MPI4PY_TESTS) with the version
+# in VERSION there; tests/test_mpi4py_suite.py runs its RMA tests against
+# onesided.Window. The download is skipped while VERSION matches.
+MPI4PY_TESTS := build/mpi4py-tests
+MPI4PY_SDIST := build/mpi4py-sdist
+$(STAMPS)/mpi4py-tests: $(STAMPS)/venv
+	version=$$($(PY) -c "import mpi4py; print(mpi4py.__version__)") && \
+	if [ "$$(cat $(MPI4PY_TESTS)/VERSION 2>/dev/null)" != "$$version" ]; then \
+		rm -rf $(MPI4PY_TESTS) $(MPI4PY_SDIST) && mkdir -p $(MPI4PY_TESTS) && \
+		$(PY) -m pip download -q --no-binary :all: --no-deps -d $(MPI4PY_SDIST) "mpi4py==$$version" && \
+		tar -xzf $(MPI4PY_SDIST)/mpi4py-$$version.tar.gz -C $(MPI4PY_TESTS) --strip-components=2 \
+			mpi4py-$$version/test && \
+		echo "$$version" > $(MPI4PY_TESTS)/VERSION && rm -rf $(MPI4PY_SDIST); \
+	fi
+	@mkdir -p $(STAMPS) && touch $@
+
+mpi4py-tests: $(STAMPS)/mpi4py-tests
+
 # tests/test_wheel.py and tests/test_mpi_wheels.py install the wheel into
-# fresh environments, the latter beside the MPI wheels' venvs.
-py-test: build wheel $(STAMPS)/venv-mpich5 $(STAMPS)/venv-openmpi5
+# fresh environments, the latter beside the MPI wheels' venvs;
+# tests/test_mpi4py_suite.py runs mpi4py's tests from $(MPI4PY_TESTS).
+py-test: build wheel $(STAMPS)/venv-mpich5 $(STAMPS)/venv-openmpi5 $(STAMPS)/mpi4py-tests
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 # BENCH_RANKS and BENCH_ARGS pick another job, e.g.
