@@ -1,7 +1,7 @@
 """mpi4py conformance (issue 14): the same code against ``MPI.Win`` (mpi4py on
 MPICH) and ``onesided.Window``, side by side in one 2-rank mpiexec job.
 
-The cases live in tests/ranks/conformance_cases.py: each is a function
+The cases live in tests/ranks/conformance_cases/: each is a function
 ``case(Win, MPI, comm, np)`` written for ``MPI.Win`` and run once with each
 class. tests/ranks/conformance.py runs them all (once per pytest session, in
 the module-scoped fixture below) and prints ``CASE name mpi=... onesided=...

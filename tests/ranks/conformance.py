@@ -1,4 +1,4 @@
-"""Run the conformance cases (conformance_cases.py) with MPI.Win and with
+"""Run the conformance cases (conformance_cases/) with MPI.Win and with
 onesided.Window in one 2-rank job, and print one line per case on rank 0:
 
     CASE <name> mpi=<repr> onesided=<repr> SAME|DIFF
