@@ -71,11 +71,14 @@ class ProgressEngine {
     InterruptPace interrupt;
     for (unsigned n = 1; !done(); ++n) {
       if (n % 16 == 0) poll();
-      if (n % 256 == 0) std::this_thread::yield();
+      if (n % 256 == 0) {
+        std::this_thread::yield();
+        // After the yield, which may take a loaded machine's time slice.
+        interrupt();
+      }
       if (n % 1024 == 0) {
         check_failure();
         check();
-        interrupt();
       }
     }
   }
