@@ -81,11 +81,13 @@ class MessageLock final : public WindowLock {
 
  private:
   void await(std::span<std::atomic<int>> flags) {
-    s_.wait([&] {
+    const auto all = [&] {
       for (auto& f : flags)
         if (f.load(std::memory_order_acquire) == 0) return false;
       return true;
-    });
+    };
+    // A grant already here (release()'s usual case) enters no wait.
+    if (!all()) s_.wait(all);
   }
 
   void request(int target, bool exclusive, std::atomic<int>* flag) {
