@@ -354,6 +354,44 @@ def test_lock_all_waiting_for_a_lock(tmp_path: Path) -> None:
     assert out.count("AFTER OK") == 2, out
 
 
+@pytest.mark.parametrize("call", ["req.Wait()", "win.Flush(1)", "onesided.Request.Waitall([req])"])
+def test_waiting_for_a_stopped_target(tmp_path: Path, call: str) -> None:
+    """Software atomics need the target's progress: with the target stopped
+    (SIGSTOP, seen in /proc before anything is issued) the request never
+    completes until SIGCONT; interrupted, it is still pending and completes."""
+    took, out, err = interrupt(
+        f"""
+        info = {{"onesided_shared_memory": "off", "onesided_atomics": "software"}}
+        win = onesided.Window.Allocate(64, disp_unit=8, info=info)
+        pids = onesided.COMM_WORLD.allgather(os.getpid())
+        if rank == 0:
+            one, old = np.ones(1, np.int64), np.zeros(1, np.int64)
+            win.Lock_all()
+            os.kill(pids[1], signal.SIGSTOP)
+            while open(f"/proc/{{pids[1]}}/stat").read().rpartition(")")[2].split()[0] != "T":
+                pass
+            req = win.Rget_accumulate(one, old, 1)
+            ready()
+            try:
+                {call}
+            except KeyboardInterrupt:
+                caught()
+            os.kill(pids[1], signal.SIGCONT)
+            req.Wait()
+            win.Flush(1)
+            win.Unlock_all()
+            assert old[0] == 0, old
+        onesided.COMM_WORLD.Barrier()
+        win.Free()
+        print("AFTER OK", flush=True)
+        """,
+        tmp_path,
+        ranks=2,
+    )
+    assert_interrupted(took, err, call.split("(")[0].split(".")[-1])
+    assert out.count("AFTER OK") == 2, out
+
+
 def _peer_absent(call: str, setup: str, after: str, tmp_path: Path, whole: bool = False) -> tuple[float, str, str]:
     return interrupt(
         f"""
