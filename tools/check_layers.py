@@ -27,7 +27,7 @@ from pathlib import Path
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("include/onesided",),  # the public API: its own types only
-    ("common",),  # plain values and text helpers several layers share
+    ("common",),  # plain values and text helpers several layers share; the interrupt hook
     ("memory",),
     ("transport",),
     ("atomics", "layout", "locks", "order", "peers"),

@@ -8,6 +8,7 @@
 //   register_layout.cpp      Layout: the non-contiguous elements a call touches
 //   register_machine.cpp     what the core sees of the machine: providers, host key
 //   register_buffers.cpp     memory from DLPack producers and raw addresses, checked and held
+//   python_signals.cpp       the core's waits run Python's signal handlers
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -15,6 +16,7 @@
 #include "onesided/runtime.hpp"
 #include "onesided/types.hpp"
 #include "checked_args.hpp"
+#include "python_signals.hpp"
 #include "registrations.hpp"
 #include "shortcut_args.hpp"
 
@@ -45,6 +47,8 @@ const char* exception_class(onesided::ErrorCategory c) {
 }  // namespace
 
 void onesided::python::set_python_error(const onesided::Error& e) {
+  // An interrupted wait raises what the signal handler raised.
+  if (e.category() == onesided::ErrorCategory::Interrupted) return raise_interruption(e.what());
   py::object cls = py::module_::import("onesided._errors").attr(exception_class(e.category()));
   PyErr_SetString(cls.ptr(), e.what());
 }
@@ -61,6 +65,9 @@ PYBIND11_MODULE(_core, m) {
       onesided::python::set_python_error(e);
     }
   });
+
+  // Every wait in the core runs Python's signal handlers (python_signals.cpp).
+  onesided::python::install_interrupt_hook();
 
   // Python error class name -> category code, for _fail_creation.
   py::dict codes;

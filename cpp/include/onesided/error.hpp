@@ -16,6 +16,7 @@ enum class ErrorCategory {
   OpSet,        // an op outside the set the window declared in accumulate_ops
   Transport,    // libfabric (or bootstrap) reported a failure
   Internal,     // a broken invariant inside onesided itself
+  Interrupted,  // a wait ended because the interrupt hook asked (interrupt.hpp)
 };
 
 class Error : public std::runtime_error {

@@ -5,6 +5,8 @@
 #include <functional>
 #include <thread>
 
+#include "common/interrupt_pace.hpp"
+
 namespace onesided::detail {
 namespace {
 
@@ -34,10 +36,14 @@ void wait_until(SharedLockWord& w, Ready ready, const std::function<void()>& che
     std::this_thread::yield();
   }
   // The 10 ms limit is a backstop only: every unlock rings. Between sleeps
-  // `check` may raise (a holder that died will never unlock).
+  // `check` may raise (a holder that died will never unlock), and so may
+  // the interrupt hook; either leaves the ticket taken (see the header).
+  InterruptPace interrupt;
   while (!ready()) {
     Doorbell::wait(w.bell, std::chrono::milliseconds(10), ready);
-    if (check && !ready()) check();
+    if (ready()) return;
+    if (check) check();
+    interrupt();
   }
 }
 

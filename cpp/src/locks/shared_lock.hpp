@@ -37,8 +37,10 @@ class SharedLock {
   explicit SharedLock(SharedLockWord& word) : word_(word) {}
   // Blocks until granted. Acquire ordering: the previous holders' stores
   // (released by their unlock) are visible after it. While asleep, `check`
-  // runs every 10 ms and may raise to give up (the lock is then unusable:
-  // its ticket was taken).
+  // runs every 10 ms and may raise to give up, and so may the interrupt
+  // hook (onesided/interrupt.hpp): the ticket stays taken, so the lock is
+  // still owed to this caller, who must wait() for it again before
+  // unlock() (a ticket lock cannot forget a place in line).
   void lock(bool exclusive, const std::function<void()>& check = {});
   // lock() in two steps, for a caller that must do something before it
   // may block (the Python binding releases the GIL): request() takes this

@@ -10,6 +10,7 @@
 
 #include "atomics/kernels.hpp"
 #include "memory/cross_memory.hpp"
+#include "onesided/interrupt.hpp"
 
 namespace onesided::detail {
 namespace {
@@ -19,6 +20,9 @@ namespace {
 class Held {
  public:
   Held(SharedLockWord& word, const WindowState& s) : lock_(word) {
+    // Not interrupted: an abandoned ticket would never be given back, and
+    // every holder keeps this lock for one operation, never for user code.
+    InterruptsDeferred uninterrupted;
     lock_.lock(true, [&s] { s.check_peers(); });
   }
   ~Held() { lock_.unlock(true); }

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "common/interrupt_pace.hpp"
 #include "transport/doorbell.hpp"
 #include "transport/fork_generation.hpp"
 #include "onesided/error.hpp"
@@ -37,8 +38,11 @@ class ProgressEngine {
   void wait(Pred&& done) {
     Caller in(callers_, entries_);
     unsigned idle = 0;
-    while (!done()) {
+    InterruptPace interrupt;
+    for (unsigned n = 1; !done(); ++n) {
       check_failure();
+      // The hook's clock is read every 256th round only: rounds are short.
+      if (n % kInterruptRounds == 0) interrupt();
       if (poll() != 0) {
         idle = 0;
       } else if (++idle > 64 && idle % kYieldEvery == 0) {
@@ -60,11 +64,18 @@ class ProgressEngine {
   // cores), where wait() polls every round and yields after 64 idle ones,
   // which costs a waiter on the shared-memory path its reaction time.
   // `check` runs every 1024th round (it raises when a peer died).
+  // Both waits end in Error(Interrupted) when the interrupt hook asks
+  // (onesided/interrupt.hpp); what they waited for is not cancelled.
   template <class Pred, class Check>
   void spin(Pred&& done, Check&& check) {
+    InterruptPace interrupt;
     for (unsigned n = 1; !done(); ++n) {
       if (n % 16 == 0) poll();
-      if (n % 256 == 0) std::this_thread::yield();
+      if (n % 256 == 0) {
+        std::this_thread::yield();
+        // After the yield, which may take a loaded machine's time slice.
+        interrupt();
+      }
       if (n % 1024 == 0) {
         check_failure();
         check();
@@ -137,6 +148,8 @@ class ProgressEngine {
   static constexpr std::chrono::microseconds kShortNap{10};
   // While spinning, wait() yields the core on every this-many-th idle poll.
   static constexpr unsigned kYieldEvery = 16;
+  // wait() reads the interrupt pace's clock on every this-many-th round.
+  static constexpr unsigned kInterruptRounds = 256;
   // run()'s hot regime yields at most this often (see there).
   static constexpr std::chrono::microseconds kYieldPeriod{1000};
   // How long the background thread sleeps, without polling, while a thread

@@ -93,13 +93,16 @@ void Window::Impl::complete() {
     if (!epochs.state.started()) epochs.state.on_complete();  // raises: no Start
     group = epochs.state.start_group();
   }
+  // A Complete interrupted while it waits (for a Post, or a flush) leaves
+  // the epoch open; called again, it skips the targets it completed.
   for (int t = 0; t < s.nranks; ++t) {
     if (!group[t]) continue;
-    bool matched;
+    std::uint8_t matched;
     {
       std::lock_guard lk(epochs.mutex);
       matched = epochs.post_matched[t];
     }
+    if (matched == Epochs::kCompleted) continue;
     if (!matched) match_post(t);
     flush(t);
     s.publication.publish();  // taken by the target's Wait or Test
@@ -107,6 +110,8 @@ void Window::Impl::complete() {
       completes_[t].fetch_add(1, std::memory_order_release);
     else
       s.send(t, s.header(MsgKind::Complete, t));
+    std::lock_guard lk(epochs.mutex);
+    epochs.post_matched[t] = Epochs::kCompleted;
   }
   std::lock_guard lk(epochs.mutex);
   epochs.state.on_complete();
@@ -165,9 +170,17 @@ void Window::Impl::free() {
     std::lock_guard lk(epochs.mutex);
     epochs.state.check_free();
   }
-  flush_all();
-  // Nobody may still target this rank's memory once it is released.
-  s.group->barrier();
+  // Nobody may still target this rank's memory once it is released. A
+  // Free interrupted in its flush or barrier releases this rank's part all
+  // the same: the window cannot be synchronised again (its peers may be in
+  // the barrier), and its memory must not outlive the Python object.
+  try {
+    flush_all();
+    s.group->barrier();
+  } catch (...) {
+    release();
+    throw;
+  }
   release();
 }
 

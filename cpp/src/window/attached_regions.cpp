@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "memory/region_table.hpp"
+#include "onesided/interrupt.hpp"
 #include "window/addressing.hpp"
 
 namespace onesided::detail {
@@ -104,7 +105,10 @@ class AttachedRegions final : public Addressing {
   };
 
   // Asks `target` for its attached regions.
+  // Not interrupted: the reply lands in this frame. It is one round trip
+  // to the target's progress engine, which answers without its user.
   void refresh(int target) {
+    InterruptsDeferred uninterrupted;
     Reply reply;
     s_.send(target, s_.header(MsgKind::Regions, target, reinterpret_cast<std::uint64_t>(&reply)));
     s_.wait([&] { return reply.done.load(std::memory_order_acquire) != 0; });

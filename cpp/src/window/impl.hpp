@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "onesided/interrupt.hpp"
 #include "window/window_lock.hpp"
 #include "paths/atomic_routes.hpp"
 #include "paths/data_path.hpp"
@@ -137,13 +138,21 @@ class Window::Impl final : public detail::MessageSink {
 template <class Call>
 void Window::Impl::implicit_epoch(int target, unsigned assertion, Call&& call) {
   if (!(assertion & mode::kPassiveEpochImplicit)) return call();
-  lock(target, LockType::Exclusive, assertion & mode::kNoCheck);
+  // The epoch is the call's own, and the caller has no Unlock to end it: an
+  // interruption may cut the operation's wait short, never the lock's or
+  // the unlock's, which would leave the epoch open.
+  {
+    InterruptsDeferred uninterrupted;
+    lock(target, LockType::Exclusive, assertion & mode::kNoCheck);
+  }
   try {
     call();
   } catch (...) {
+    InterruptsDeferred uninterrupted;
     unlock(target);
     throw;
   }
+  InterruptsDeferred uninterrupted;
   unlock(target);
 }
 

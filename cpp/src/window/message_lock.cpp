@@ -28,22 +28,27 @@ class MessageLock final : public WindowLock {
 
   const char* where() const override { return "messages to the target's progress engine"; }
 
+  // The grant and release flags are the window's, not the waiting frame's:
+  // a wait that is interrupted leaves its request in line and its reply
+  // still to come, and release() first waits for a grant still owed.
   void acquire(int target, bool exclusive) override {
-    std::atomic<int> flag{0};
-    request(target, exclusive, &flag);
-    await({&flag, 1});
+    request(target, exclusive, &granted_[target]);
+    await({&granted_[target], 1});
   }
   void release(int target, bool) override {
-    std::atomic<int> flag{0};
-    request_release(target, &flag);
-    await({&flag, 1});
+    await({&granted_[target], 1});
+    request_release(target, &released_[target]);
+    await({&released_[target], 1});
   }
   // Every target asked at once, then every answer awaited.
   void acquire_all() override {
-    each_rank([&](int r, std::atomic<int>* flag) { request(r, false, flag); });
+    for (int r = 0; r < s_.nranks; ++r) request(r, false, &granted_[r]);
+    await(granted_);
   }
   void release_all() override {
-    each_rank([&](int r, std::atomic<int>* flag) { request_release(r, flag); });
+    await(granted_);
+    for (int r = 0; r < s_.nranks; ++r) request_release(r, &released_[r]);
+    await(released_);
   }
 
   void on_message(const Header& h) override {
@@ -75,22 +80,18 @@ class MessageLock final : public WindowLock {
   }
 
  private:
-  template <class Ask>
-  void each_rank(Ask&& ask) {
-    std::vector<std::atomic<int>> flags(static_cast<std::size_t>(s_.nranks));
-    for (int r = 0; r < s_.nranks; ++r) ask(r, &flags[r]);
-    await({flags.data(), flags.size()});
-  }
-
   void await(std::span<std::atomic<int>> flags) {
-    s_.wait([&] {
+    const auto all = [&] {
       for (auto& f : flags)
         if (f.load(std::memory_order_acquire) == 0) return false;
       return true;
-    });
+    };
+    // A grant already here (release()'s usual case) enters no wait.
+    if (!all()) s_.wait(all);
   }
 
   void request(int target, bool exclusive, std::atomic<int>* flag) {
+    flag->store(0, std::memory_order_relaxed);
     const auto token = reinterpret_cast<std::uint64_t>(flag);
     if (target == s_.rank) {
       std::lock_guard lk(table_mutex_);
@@ -104,6 +105,7 @@ class MessageLock final : public WindowLock {
   }
 
   void request_release(int target, std::atomic<int>* flag) {
+    flag->store(0, std::memory_order_relaxed);
     if (target == s_.rank) {
       release_here(s_.rank);
       flag->store(1, std::memory_order_release);
@@ -134,6 +136,10 @@ class MessageLock final : public WindowLock {
   std::mutex table_mutex_;
   LockTable table_;                     // guarded by table_mutex_
   std::vector<std::uint64_t> tokens_;   // origin -> its queued request's token; guarded by table_mutex_
+  // Per target, this rank's last lock request granted / unlock answered
+  // (their addresses are the tokens the replies carry).
+  std::vector<std::atomic<int>> granted_ = std::vector<std::atomic<int>>(static_cast<std::size_t>(s_.nranks));
+  std::vector<std::atomic<int>> released_ = std::vector<std::atomic<int>>(static_cast<std::size_t>(s_.nranks));
 };
 
 }  // namespace

@@ -66,8 +66,18 @@ void Window::Impl::unlock(int target) {
   }
   // A failed operation (raised by the flush) still ends the epoch: the
   // lock is released, so the window stays usable and nobody waits for it.
+  // An interrupted flush does not: its operations are still in flight, so
+  // the epoch stays open and the lock held (Unlock again ends it).
   try {
     flush(target);
+  } catch (const Error& e) {
+    if (e.category() == ErrorCategory::Interrupted) {
+      std::lock_guard lk(epochs.mutex);
+      epochs.state.on_lock(target);
+      throw;
+    }
+    if (!nocheck) window_lock->release(target, exclusive);
+    throw;
   } catch (...) {
     if (!nocheck) window_lock->release(target, exclusive);
     throw;
@@ -99,6 +109,14 @@ void Window::Impl::unlock_all() {
   }
   try {
     flush_all();
+  } catch (const Error& e) {
+    if (e.category() == ErrorCategory::Interrupted) {  // as in unlock()
+      std::lock_guard lk(epochs.mutex);
+      epochs.state.on_lock_all();
+      throw;
+    }
+    if (!nocheck) window_lock->release_all();
+    throw;
   } catch (...) {
     if (!nocheck) window_lock->release_all();
     throw;

@@ -158,6 +158,7 @@ void check_reachable(Bootstrap& group, Endpoint& endpoint, const std::vector<Pee
   try {
     endpoint.progress().wait([&] { return settled() || std::chrono::steady_clock::now() >= deadline; });
   } catch (const Error& e) {
+    if (e.category() == ErrorCategory::Interrupted) throw;  // the user's, not the fabric's
     verdict += std::string(" rank ") + std::to_string(me) + ": the fabric failed while connecting (" + e.what() + ");";
   }
   for (int r = 0; r < n; ++r) {

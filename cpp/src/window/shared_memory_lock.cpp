@@ -32,8 +32,13 @@ class SharedMemoryLock final : public WindowLock {
   }
 
   const char* where() const override { return "shared memory (atomic instructions, no messages)"; }
-  void acquire(int target, bool exclusive) override { SharedLock(words_[target]).lock(exclusive, check_); }
-  void release(int target, bool exclusive) override { SharedLock(words_[target]).unlock(exclusive); }
+  void acquire(int target, bool exclusive) override {
+    if (!begin_acquire(target, exclusive)) finish_acquire(target, exclusive);
+  }
+  void release(int target, bool exclusive) override {
+    if (owed_[target]) finish_acquire(target, exclusive);
+    SharedLock(words_[target]).unlock(exclusive);
+  }
   // The ticket taken waits in tickets_ for finish_acquire: one per target,
   // since a target is locked at most once at a time (epoch.hpp's rules, checked before).
   bool begin_acquire(int target, bool exclusive) override {
@@ -41,14 +46,23 @@ class SharedMemoryLock final : public WindowLock {
     tickets_[target] = lock.request(exclusive);
     return lock.granted(tickets_[target], exclusive);
   }
+  // An interrupted wait leaves the ticket in line (shared_lock.hpp): the
+  // lock is still owed, so release() first waits for it, then gives it back.
   void finish_acquire(int target, bool exclusive) override {
+    owed_[target] = 1;
     SharedLock(words_[target]).wait(tickets_[target], exclusive, check_);
+    owed_[target] = 0;
   }
+  // In rank order; an interrupted one has requested ranks [0, requested_all_).
   void acquire_all() override {
-    for (int r = 0; r < s_.nranks; ++r) SharedLock(words_[r]).lock(false, check_);
+    requested_all_ = 0;
+    for (int r = 0; r < s_.nranks; ++r) {
+      ++requested_all_;
+      acquire(r, false);
+    }
   }
   void release_all() override {
-    for (int r = 0; r < s_.nranks; ++r) SharedLock(words_[r]).unlock(false);
+    for (int r = 0; r < requested_all_; ++r) release(r, false);
   }
   void on_message(const Header&) override {}
 
@@ -60,6 +74,9 @@ class SharedMemoryLock final : public WindowLock {
   SharedLockWord* words_;
   bool watching_;
   std::vector<std::uint64_t> tickets_ = std::vector<std::uint64_t>(static_cast<std::size_t>(s_.nranks));
+  // Written by the thread in the epoch only (Lock then Unlock, in order).
+  std::vector<std::uint8_t> owed_ = std::vector<std::uint8_t>(static_cast<std::size_t>(s_.nranks));
+  int requested_all_ = 0;
 };
 
 }  // namespace

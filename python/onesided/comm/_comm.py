@@ -80,6 +80,7 @@ from __future__ import annotations
 import atexit
 import os
 import pickle
+import select
 import socket
 import struct
 import sys
@@ -379,8 +380,24 @@ def _receive_frame(sock: socket.socket, scratch: bytearray) -> bytes | bytearray
     return payload
 
 
+_SIGNAL_CHECK = 0.1
+"""A rank waiting for the coordinator wakes this often (seconds) to let
+Python run its signal handlers: a signal the kernel gave to another thread
+(the core's progress thread) does not interrupt this thread's recv."""
+
+
 def _receive_into(sock: socket.socket, view: memoryview) -> int:
-    count = sock.recv_into(view)
+    try:
+        count = sock.recv_into(view, 0, socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        # Not there yet: wait in slices, each a return to the interpreter,
+        # where a pending KeyboardInterrupt is raised (the caller marks the
+        # world unusable: the stream position is unknown).
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        while not poller.poll(_SIGNAL_CHECK * 1000):
+            pass
+        count = sock.recv_into(view)
     if count == 0:
         raise ConnectionError("the coordinator closed the connection")
     return count

@@ -54,6 +54,7 @@ import ctypes
 from typing import Any
 
 from .. import _core
+from .._errors import EpochError
 from ..args import _mpi_args as mpi_args
 from ._constants import (
     FLAVOR_ALLOCATE,
@@ -247,7 +248,19 @@ class Window(WindowCalls, WindowSurface, WindowSync, WindowNotify, _core.Window,
         window (and its duplicate of the communicator); attribute delete
         callbacks run. Illegal inside a Lock/Lock_all, Start or Post epoch;
         a second Free raises :class:`EpochError` (``free()`` does not)."""
-        self._free()
+        try:
+            self._free()
+        except EpochError:
+            raise  # nothing was released: Free in an open epoch, or a second Free
+        except BaseException:
+            # An interrupted or failed Free released this rank's part in the
+            # core (docs/semantics.md, "Interrupted calls"); so does this.
+            self._forget()
+            raise
+        self._forget()
+
+    def _forget(self) -> None:
+        """This rank's side of a freed window: its references let go."""
         self._freed = True
         # The fast entries and Lock, Flush, Unlock's direct forms are bound to this window (_make):
         # drop them, so that the window, and an Allocate window's mapping
