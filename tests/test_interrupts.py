@@ -265,15 +265,18 @@ def test_uncaught_interrupt_ends_the_process(tmp_path: Path) -> None:
     """The issue's reproduction as a user types it: nothing catches the
     KeyboardInterrupt, and the process ends with its traceback."""
     path = tmp_path / "plain.py"
+    # The user's three lines, and ready() to say when the wait has begun: a
+    # signal before it would interrupt the print, not the call.
     path.write_text(
-        "import os, onesided\n"
-        "win = onesided.Window.Allocate(64, disp_unit=8, info={'onesided_notifications': '1'})\n"
-        "print('READY', os.getpid(), flush=True)\n"
-        "win.Wait_notify(0, 1)\n"
+        PREAMBLE
+        + "win = onesided.Window.Allocate(64, disp_unit=8, info={'onesided_notifications': '1'})\n"
+        + "ready()\n"
+        + "win.Wait_notify(0, 1)\n"
     )
     proc = subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().startswith("READY")
+        assert proc.stdout.readline().strip() == "INSIDE"
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=DEADLINE)
