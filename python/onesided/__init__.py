@@ -41,6 +41,7 @@ from ._errors import (
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
 from .args._layout import Layout
 from .window._mpi_objects import Get_address
+from .comm import _exit_deadline
 from .comm._comm import Comm, WorldError
 from .comm._world import world
 from .notebook._ranks import CellError, RankResult, Ranks, RanksError
@@ -127,6 +128,9 @@ def load_ipython_extension(ipython: object) -> None:
 
 # Progress threads must stop before the interpreter (and libfabric) go away.
 atexit.register(_core.shutdown)
+# A rank dying on an uncaught exception must not wait at exit for peers that
+# will never come (MPI_Finalize): comm/_exit_deadline.py.
+_exit_deadline.install()
 
 __all__ = [
     "COMM_WORLD",
