@@ -78,7 +78,6 @@ from .window._window import Window
 __version__ = "0.1.0"
 
 
-
 def __getattr__(name: str) -> Any:
     """``COMM_WORLD``, built on first read (PEP 562) and then a plain attribute.
 
@@ -92,6 +91,11 @@ def __getattr__(name: str) -> Any:
         globals()["COMM_WORLD"] = comm
         return comm
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, ``COMM_WORLD`` included before its first read."""
+    return sorted({*globals(), "COMM_WORLD"})
 
 
 # The null window (mpi4py's MPI.WIN_NULL): Window() is equal to it (a new null window, as MPI.Win()).
