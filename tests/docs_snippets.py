@@ -2,7 +2,7 @@
 and how each is meant to run (tests/test_docs.py runs them).
 
 A fenced block that a reader could run (```` ```python ````, ```` ```sh ````,
-or any block holding a ``>>>`` session) carries a marker, an HTML comment on
+or any block holding a ``>>>`` session or a ``$`` shell prompt) carries a marker, an HTML comment on
 the line just above its fence (invisible on GitHub and in the built docs):
 
 ``<!-- run: ranks=1,4 -->``
@@ -64,7 +64,7 @@ class Block:
     def runnable_looking(self) -> bool:
         """Whether a reader could take this block for code to run."""
         return self.language in RUNNABLE_LANGUAGES or any(
-            line.lstrip().startswith(">>> ") for line in self.code.splitlines())
+            line.lstrip().startswith((">>> ", "$ ")) for line in self.code.splitlines())
 
 
 def _parse_marker(block: Block, verb: str, rest: str) -> None:
