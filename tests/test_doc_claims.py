@@ -4,6 +4,7 @@ per claim that went stale once (issue 30)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import subprocess
@@ -153,3 +154,27 @@ def test_bench_shows_paths_relative_to_the_environment_or_project(tmp_path: Path
         "build/lib/libfabric.so.1"
     system = "/usr/lib/x86_64-linux-gnu/libfabric.so.1"
     assert shown_path(system, str(env), str(project)) == system
+
+
+def test_calls_shown_inline_take_their_keywords() -> None:
+    """Every `win.Name(..., key=value)` the docs show names keywords the
+    Window method takes (semantics.md once showed Rfetch_and_op(...,
+    disp=0), a TypeError: the parameter is target_disp)."""
+    shown, wrong = 0, []
+    for name, text in [("README.md", README), *DOCS.items()]:
+        for call in re.finditer(r"`(?:win|onesided\.Window)\.(\w+)\(([^`]*)\)`", text):
+            method = getattr(onesided.Window, call[1], None)
+            if method is None:
+                wrong.append(f"{name}: {call[0]}: no such method")
+                continue
+            try:
+                params = inspect.signature(method).parameters
+            except ValueError:  # a method of the compiled core: pybind11 gives no signature
+                continue
+            if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+                continue
+            for keyword in re.findall(r"(?<![=\w])(\w+)=", call[2]):
+                shown += 1
+                if keyword not in params:
+                    wrong.append(f"{name}: {call[0]}: no parameter {keyword}")
+    assert shown > 20 and not wrong, wrong
