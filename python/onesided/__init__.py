@@ -5,13 +5,14 @@ fetch-and-op and compare-and-swap, synchronised by fence or passive-target
 locks. The API mirrors mpi4py's ``MPI.Win``; any mpi4py communicator can be a
 window's group, and without MPI ``python -m onesided run -n N script.py``
 starts N ranks on this machine (``--hosts``/``--hostfile``: across hosts).
-Under an MPI launcher COMM_WORLD is mpi4py's; in a plain process (a
-notebook) it is a world of size 1.
+Under an MPI launcher COMM_WORLD is mpi4py's ``MPI.COMM_WORLD`` itself; in a
+plain process (a notebook) it is a world of size 1.
 """
 
 from __future__ import annotations
 
 import atexit
+from typing import Any
 
 from .boot._crash_signals import keep_signals_visible
 
@@ -77,7 +78,26 @@ from .window._window import Window
 
 __version__ = "0.1.0"
 
-COMM_WORLD: Comm = world()
+
+def __getattr__(name: str) -> Any:
+    """``COMM_WORLD``, built on first read (PEP 562) and then a plain attribute.
+
+    Not at import: in a rank of an MPI job the world is mpi4py's
+    ``MPI.COMM_WORLD``, and importing mpi4py initialises MPI, which a program
+    may want to configure (``mpi4py.rc``) after ``import onesided``. Without
+    mpi4py there, every read raises ``WorldError`` (never a world of one).
+    """
+    if name == "COMM_WORLD":
+        comm = world()
+        globals()["COMM_WORLD"] = comm
+        return comm
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, ``COMM_WORLD`` included before its first read."""
+    return sorted({*globals(), "COMM_WORLD"})
+
 
 # The null window (mpi4py's MPI.WIN_NULL): Window() is equal to it (a new null window, as MPI.Win()).
 WIN_NULL: NullWindow = Window()

@@ -5,8 +5,8 @@ Holds:
 * ``_comm``: :class:`Comm`, the world of ``python -m onesided run``'s ranks
   (collectives served by the launcher's coordinator), :class:`WorldError`,
   and the wire protocol between ranks and the coordinator;
-* ``_mpi_job``: the bridge to an MPI job (``MpiWorld``: mpi4py's
-  ``COMM_WORLD`` when an MPI launcher started the process);
+* ``_mpi_job``: the bridge to an MPI job (mpi4py's ``MPI.COMM_WORLD``
+  itself when an MPI launcher started the process);
 * ``_world``: which of the two this process has (:func:`world`);
 * ``_polled``: the collectives a window runs over an mpi4py communicator
   (its duplicate, barriers, allgathers), waited for in Python so that
