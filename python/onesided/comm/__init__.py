@@ -13,6 +13,8 @@ Holds:
   Ctrl-C reaches them;
 * ``_exit_deadline``: a rank that dies on an uncaught exception leaves
   within a deadline, whatever its exit waits for (MPI_Finalize).
+* ``_deadline``: a deadline on this thread's collective waits (a window
+  left by an exception frees within it).
 
 May import: ``onesided._errors`` and ``onesided._core`` (the exit
 deadline's thread), and the standard library and numpy. Nothing

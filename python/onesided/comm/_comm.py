@@ -89,6 +89,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from .._errors import Error
+from ._deadline import check as check_deadline
 
 __all__ = ["Comm", "WorldError"]
 
@@ -396,7 +397,7 @@ def _receive_into(sock: socket.socket, view: memoryview) -> int:
         poller = select.poll()
         poller.register(sock, select.POLLIN)
         while not poller.poll(_SIGNAL_CHECK * 1000):
-            pass
+            check_deadline()
         count = sock.recv_into(view)
     if count == 0:
         raise ConnectionError("the coordinator closed the connection")

@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from ._deadline import check as check_deadline
+
 __all__ = ["PolledComm", "duplicate", "polled"]
 
 _SPIN = 200e-6  # seconds of testing in a loop before the first sleep
@@ -50,6 +52,7 @@ def _wait(request: Any) -> None:
     nap = _NAP_FIRST
     while not request.Test():
         time.sleep(nap)  # Python runs pending signal handlers after it
+        check_deadline()
         nap = min(nap * 2, _NAP_MOST)
 
 

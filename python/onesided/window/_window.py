@@ -51,11 +51,13 @@ RMA calls. The synchronisation calls are in ``_sync.py``, the members of
 from __future__ import annotations
 
 import ctypes
+import warnings
 from typing import Any
 
 from .. import _core
 from .._errors import EpochError
 from ..args import _mpi_args as mpi_args
+from ..comm._deadline import DeadlineExpired, deadline
 from ..comm._polled import duplicate, polled
 from ._constants import (
     FLAVOR_ALLOCATE,
@@ -70,6 +72,9 @@ from ._null_window import NullWindow
 from ._rma_methods import WindowCalls
 from ._surface import WindowSurface
 from ._sync import WindowSync
+
+# Seconds a Free on leaving `with` by an exception waits for the other ranks.
+FREE_DEADLINE = 5.0
 
 # Create(None): a window with no memory at address 0, as MPI.BOTTOM.
 _NO_MEMORY = (ctypes.c_char * 0).from_address(0)
@@ -301,8 +306,24 @@ class Window(WindowCalls, WindowSurface, WindowSync, WindowNotify, _core.Window,
     def __enter__(self) -> "Window":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.Free()
+    def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
+        """Free the window. Left by an exception, the other ranks may never
+        come to Free (the exception may be this rank's alone): then Free
+        waits for them at most FREE_DEADLINE seconds, and if they do not
+        come, releases this rank's part without them (as an interrupted
+        Free does), warns naming what it gave up, and lets the exception
+        go on."""
+        if kind is None:
+            self.Free()
+            return
+        if self._freed:
+            return
+        try:
+            with deadline(FREE_DEADLINE, f"Window.Free on leaving `with` after {kind.__name__}"):
+                self.Free()
+        except DeadlineExpired as e:
+            warnings.warn(f"{e} within {FREE_DEADLINE:g} s; this rank's part of the window was released "
+                          "without them (they may still wait in Free's barrier)", RuntimeWarning, stacklevel=2)
 
     # -- operations ------------------------------------------------------------
     #
