@@ -43,8 +43,10 @@ else:
     memory = np.zeros(8, np.int64)
     win = onesided.Window.Create_dynamic(info=info(**extra), comm=comm)
     win.Attach(memory)
+# A dynamic window's displacements are addresses; the others' start at 0.
+disp = comm.allgather(onesided.Get_address(memory))[1 - rank] if flavor == "dynamic" else 0
 win.Lock_all()  # the window is used: locks, doorbells and segments are live
-win.Accumulate(np.ones(1, np.int64), 1 - rank, 0)
+win.Accumulate(np.ones(1, np.int64), 1 - rank, disp)
 win.Flush(1 - rank)
 win.Unlock_all()
 
