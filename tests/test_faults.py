@@ -3,8 +3,9 @@ state, under onesided's launcher and under mpiexec, on the shared-memory
 path and on the provider path. Every other rank must end within 5 s of the
 kill (raising a onesided.Error naming the dead rank, or stopped by the
 launcher), the job must fail, and nothing the job made may stay in
-/dev/shm once onesided has swept (the launcher sweeps after every job; the
-next onesided process does so at start).
+/dev/shm: nothing of onesided's at any time (its shared memory has no name),
+and none of libfabric's shm regions once onesided has swept (the launcher
+sweeps after every job; the next onesided process does so at start).
 
 The in-library detection (a survivor waiting for a dead rank raises,
 whatever started the ranks) is tested where nothing kills the survivor
@@ -30,10 +31,14 @@ from onesided.run._coordinator import Coordinator
 STATES = ["lock", "flush", "request", "fence", "pscw"]
 
 
-def leftovers(pids: list[str]) -> list[str]:
-    """/dev/shm entries named after the job's ranks."""
+def leftovers(pids: list[str], libfabric: bool = True) -> list[str]:
+    """/dev/shm entries named after the job's ranks: onesided's old names
+    and, with ``libfabric``, libfabric shm's regions."""
     names = os.listdir("/dev/shm")
-    return [n for n in names for p in pids if n.startswith((f"{p}:", f"onesided-bell-{p}", f"onesided-{p}-"))]
+    prefixes = [f"onesided-bell-{p}" for p in pids] + [f"onesided-{p}-" for p in pids]
+    if libfabric:
+        prefixes += [f"{p}:" for p in pids]
+    return [n for n in names if n.startswith(tuple(prefixes))]
 
 
 @pytest.mark.parametrize("path", ["shared", "provider"])
@@ -50,8 +55,9 @@ def test_rank_death_ends_the_job_within_5_s(state: str, launcher: str, path: str
     assert out.returncode != 0, out.stdout
     assert "finished without error" not in out.stdout, out.stdout
     pids = re.findall(r"^PID (\d+)", out.stdout, re.M)
+    assert leftovers(pids, libfabric=False) == [], "onesided's memory left in /dev/shm"
     if launcher == "mpiexec":
-        onesided._core.remove_stale_shared_memory()  # what the next onesided process does at start
+        onesided._core.remove_stale_shared_memory()  # libfabric's: what the next onesided process does at start
     assert leftovers(pids) == [], "left in /dev/shm"
 
 
@@ -99,5 +105,7 @@ def test_unsupervised_survivor_raises_naming_the_dead_rank(state: str, path: str
     print(f"FAULT unsupervised {state} {path}: the survivor raised {delay:.2f} s after the kill")  # shown with -s
     assert delay < 5.0, text
     assert re.search(r"^SURVIVOR TransportError: rank 1 \(pid \d+\) has died", outs[0], re.M), text
-    onesided._core.remove_stale_shared_memory()
-    assert leftovers(re.findall(r"^PID (\d+)", outs[0] + outs[1], re.M)) == [], "left in /dev/shm"
+    pids = re.findall(r"^PID (\d+)", outs[0] + outs[1], re.M)
+    assert leftovers(pids, libfabric=False) == [], "onesided's memory left in /dev/shm"
+    onesided._core.remove_stale_shared_memory()  # libfabric's regions
+    assert leftovers(pids) == [], "left in /dev/shm"

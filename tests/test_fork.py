@@ -2,7 +2,9 @@
 not share, ring or consume its parent's doorbell or progress state: it
 leaves cleanly (os._exit, or sys.exit, which runs onesided's shutdown in a
 process where the progress thread does not exist), leaves nothing in
-/dev/shm, and the parent's window keeps working (tests/ranks/fork.py)."""
+/dev/shm, and the parent's window keeps working, its doorbell the same
+one, still mapped by the other rank (tests/ranks/fork.py). The child's own
+bell is tested in cpp/tests/test_doorbell.cpp."""
 
 from __future__ import annotations
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 
 import numpy as np
 
@@ -322,32 +321,40 @@ def check_flush_visibility() -> None:
 
 def check_passive_progress(mode: str) -> None:
     """A passive target that makes no onesided call, busy in a pure-Python
-    loop (holding the GIL) or asleep in time.sleep, lets another rank's Lock,
-    200 Fetch_and_ops with Flush each, and Unlock complete: the target leaves
-    its loop only when the origin's last Put (after those 200 completed
-    operations) lands in its memory, so every one of them completed while it
-    was in the loop. A target that made progress only in its own calls would
-    never leave it; the deadline is a hang guard, not a speed limit."""
+    loop (holding the GIL) or asleep in a blocking recv, lets another rank's
+    Lock, 200 Fetch_and_ops with Flush each, a Put and Unlock complete. What
+    ends the target's wait is the origin's completion itself, never a clock:
+    busy, it spins on its own memory until the origin's Put (after those 200
+    completed operations) lands; asleep, it blocks in recv on a socket the
+    origin writes to only after Unlock returned. A target that made progress
+    only in its own calls would never leave its wait, and the job would be
+    killed at run_ranks's timeout: a hang, not a slow run, fails this."""
+    import socket
+
     rounds = 200
-    hang_guard = 60.0  # under run_ranks's 120 s, so a hang fails with this message
     win = Window.Allocate(16, disp_unit=8, info=INFO, comm=comm)
     mem = np.frombuffer(win.tomemory(), np.int64)
+    listener = socket.create_server(("127.0.0.1", 0)) if rank == 1 else None
+    port = comm.allgather(listener.getsockname()[1] if listener else 0)[1]
     comm.Barrier()
     if rank == 1:
-        deadline = time.monotonic() + hang_guard
-        spins = 0
-        # No onesided call until the origin's signal lands: only loads of
-        # this rank's own window memory (the unified model).
-        while mem[1] == 0:
-            if mode == "sleep":
-                time.sleep(0.001)  # releases the GIL; the loop only polls
-            else:
-                spins += 1  # pure Python: holds the GIL
-            if (mode == "sleep" or spins % 4096 == 0) and time.monotonic() > deadline:
-                raise AssertionError(f"passive target ({mode}): the origin's {rounds} operations did not "
-                                     f"complete within {hang_guard:.0f} s while the target made no call")
+        assert listener is not None
+        if mode == "sleep":
+            # No onesided call and no wake-up until the origin is done: the
+            # thread sleeps in the kernel, the progress thread answers alone.
+            conn, _ = listener.accept()
+            with conn:
+                assert conn.recv(1) == b"1"
+            win.Sync()  # the origin's stores, learnt of through the socket
+        else:
+            # No onesided call until the origin's Put lands: only loads of
+            # this rank's own window memory (the unified model), GIL held.
+            while mem[1] == 0:
+                pass
         # The signal came after every Fetch_and_op had completed here.
         assert mem[0] == rounds, f"signal seen with the counter at {mem[0]}, not {rounds}"
+        assert mem[1] == 1, mem
+        listener.close()
     elif rank == 0:
         one, got = np.ones(1, np.int64), np.zeros(1, np.int64)
         win.Lock(1)
@@ -357,6 +364,9 @@ def check_passive_progress(mode: str) -> None:
             assert got[0] == i
         win.Put(np.ones(1, np.int64), 1, 1)
         win.Unlock(1)
+        if mode == "sleep":
+            with socket.create_connection(("127.0.0.1", port)) as conn:
+                conn.sendall(b"1")
     comm.Barrier()
     win.Free()
 

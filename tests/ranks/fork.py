@@ -3,7 +3,9 @@ progress state are the parent's, never the child's). The child does
 something harmless and leaves; the parent's window must keep working and
 the child must leave nothing in /dev/shm; the parent's window, used from
 the child, raises instead of polling or sending through the parent's
-endpoint. tests/test_fork.py runs it.
+endpoint. On one host (PATH shared) the parent's doorbell is the same
+after the child is gone, and the other rank maps it.
+tests/test_fork.py runs it.
 
 Usage: fork.py PATH EXIT. PATH shared or provider (as in faults.py); EXIT
 how the child leaves: "_exit" (os._exit, as multiprocessing's fork children
@@ -51,9 +53,34 @@ if child == 0:
         os._exit(0)
     sys.exit(0)
 
+def own_bells() -> list[int]:
+    """Inodes of the doorbells this process holds a descriptor to: its own only."""
+    inodes = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:onesided-bell"):
+                inodes.append(os.stat(f"/proc/self/fd/{fd}").st_ino)
+        except OSError:
+            pass  # the directory's own descriptor, gone by now
+    return inodes
+
+
+def mapped_bells() -> set[int]:
+    """Inodes of the doorbells this process maps (its own and its peers')."""
+    with open("/proc/self/maps") as maps:
+        return {int(line.split()[4]) for line in maps if "/memfd:onesided-bell" in line}
+
+
+bell = own_bells() if path == "shared" else []
 _, status = os.waitpid(child, 0)
 print(f"CHILD {child} STATUS {status}", flush=True)
 assert status == 0, status
+if path == "shared":
+    # The parent's doorbell outlived the child: still this process's one
+    # bell, and the other rank still maps it (rings reach it).
+    assert len(bell) == 1 and own_bells() == bell, (bell, own_bells())
+    theirs = comm.allgather(bell[0])[other]
+    assert theirs in mapped_bells(), f"rank {other}'s bell {theirs} is not mapped here: {mapped_bells()}"
 for _ in range(1000):  # the parent's progress keeps answering the other rank
     win.Fetch_and_op(one, got, other, rank)
     win.Flush(other)

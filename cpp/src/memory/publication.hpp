@@ -67,6 +67,14 @@ class Publication {
   void take() const {
     for (int r = 0; r < nranks_; ++r) (void)words_[r].count.load(std::memory_order_acquire);
   }
+  // Win_sync: publish() and take() in one, this rank's word read and
+  // written by one acq_rel read-modify-write, which also takes what this
+  // process's other threads published (window/active.cpp says why).
+  void publish_and_take() const {
+    words_[rank_].count.fetch_add(1, std::memory_order_acq_rel);
+    for (int r = 0; r < nranks_; ++r)
+      if (r != rank_) (void)words_[r].count.load(std::memory_order_acquire);
+  }
 
  private:
   std::unique_ptr<PublicationWord[]> owned_;

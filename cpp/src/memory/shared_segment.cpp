@@ -1,35 +1,17 @@
 #include "memory/shared_segment.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
-#include <random>
 #include <string>
 
 #include "memory/checked.hpp"
 #include "memory/host_identity.hpp"
+#include "memory/memory_file.hpp"
 #include "onesided/error.hpp"
 
 namespace onesided::detail {
-namespace {
-
-std::string errno_text(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
-
-// A name no other window (of this or another job) uses.
-std::string fresh_name() {
-  static std::atomic<unsigned> counter{0};
-  std::random_device rd;
-  return "/onesided-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
-         std::to_string(rd());
-}
-
-}  // namespace
-
 std::shared_ptr<SharedSegment> SharedSegment::create(Bootstrap& group, std::size_t size, bool noncontig,
                                                      std::size_t control) {
   const int n = group.size(), me = group.rank();
@@ -64,40 +46,33 @@ std::shared_ptr<SharedSegment> SharedSegment::create(Bootstrap& group, std::size
                                        " bytes, more than one mapping can hold");
   seg->mapped_ = std::max<std::size_t>(total, 1);
 
-  // Round 2: rank 0 makes the object and names it; the others map it.
-  std::string status, name;
-  int fd = -1;
+  // Round 2: rank 0 makes the file and says where it holds it; the others
+  // open it through /proc (memory/memory_file.hpp) and map it. It never has
+  // a name: whoever dies, at any step, leaves nothing behind.
+  std::string status;
+  MemoryFile file;
   if (me == 0) {
-    name = fresh_name();
-    fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) status = errno_text("shm_open");
-    else if (::ftruncate(fd, static_cast<off_t>(seg->mapped_)) != 0) status = errno_text("ftruncate");
-  }
-  all = group.allgather(status + "\n" + name);
-  const auto nl = all[0].find('\n');
-  status = all[0].substr(0, nl);
-  name = all[0].substr(nl + 1);
-  if (!status.empty()) {
-    if (fd >= 0) {
-      ::close(fd);
-      ::shm_unlink(name.c_str());
+    try {
+      file = MemoryFile::make("onesided-segment", seg->mapped_);
+    } catch (const Error& e) {
+      status = e.what();
     }
-    raise(ErrorCategory::Transport, "Allocate_shared: rank 0 could not make the shared memory (" + status + ")");
   }
+  all = group.allgather(status.empty() ? file.address().text() : "!" + status);
+  if (all[0].starts_with('!'))
+    raise(ErrorCategory::Transport,
+          "Allocate_shared: rank 0 could not make the shared memory (" + all[0].substr(1) + ")");
+  const MemoryFileAddress address = MemoryFileAddress::from_text(all[0]);
   std::string mapped;
-  if (me != 0) fd = ::shm_open(name.c_str(), O_RDWR, 0600);
-  if (fd < 0) {
-    mapped = errno_text("shm_open");
-  } else {
-    void* p = ::mmap(nullptr, seg->mapped_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    ::close(fd);
-    if (p == MAP_FAILED) mapped = errno_text("mmap");
-    else seg->map_ = static_cast<std::byte*>(p);
+  try {
+    if (me != 0) file = MemoryFile::open(address);
+    seg->map_ = file.map(seg->mapped_);
+  } catch (const Error& e) {
+    mapped = e.what();
   }
-  // Round 3: everyone has mapped (or failed); the name is no longer needed,
-  // and unlinking it now means nothing is left behind if a rank dies.
+  // Round 3: everyone has mapped (or failed); only then may rank 0 close
+  // the descriptor the others opened the file through (as `file` goes).
   all = group.allgather(mapped);
-  if (me == 0) ::shm_unlink(name.c_str());
   for (int r = 0; r < n; ++r)
     if (!all[r].empty())
       raise(ErrorCategory::Transport, "Allocate_shared: rank " + std::to_string(r) +

@@ -1,63 +1,45 @@
 #include "transport/doorbell.hpp"
 
-#include "transport/stale_shm.hpp"
-
-#include <dirent.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/stat.h>
 #include <linux/futex.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <climits>
-#include <cstdlib>
 #include <ctime>
 #include <map>
 #include <mutex>
-#include <string>
+#include <utility>
+
+#include "onesided/error.hpp"
 
 namespace onesided::detail {
 namespace {
 
-std::string name_of(pid_t pid) { return "/onesided-bell-" + std::to_string(pid); }
-
-// glibc's shm_open opens with O_CLOEXEC, and the descriptor is closed before
-// returning: none outlives the call, so none leaks into exec'd or forked children.
-BellWord* map_bell(pid_t pid, bool create) {
-  const std::string name = name_of(pid);
-  const int fd = ::shm_open(name.c_str(), O_RDWR | (create ? O_CREAT : 0), 0600);
-  if (fd < 0) return nullptr;
-  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  if (create && ::ftruncate(fd, static_cast<off_t>(page)) != 0) {
-    ::close(fd);
-    return nullptr;
-  }
-  void* p = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
-  return p == MAP_FAILED ? nullptr : static_cast<BellWord*>(p);
-}
-
-std::mutex& bells_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-// This process's bell, keyed by pid: a child made by fork() inherits the
-// parent's record (and mapping) but is another process, so its first own()
-// makes the child's bell instead of sharing, ringing or consuming the
-// parent's, and its remove_own() never touches the parent's name.
+// This process's bell: a child made by fork() inherits the parent's record
+// (and mapping) but is another process, so its first own() makes the
+// child's bell instead of sharing, ringing or consuming the parent's, and
+// closes its copy of the parent's descriptor (the parent's stays open).
 struct OwnBell {
   std::mutex mutex;
-  pid_t pid = 0;             // the process `bell` belongs to (0: none made)
+  pid_t pid = 0;             // the process `file` and `bell` belong to (0: none made)
+  MemoryFile file;           // held open for the process's life: peers open the bell through it
   BellWord* bell = nullptr;  // null if making it failed
 };
 OwnBell& own_bell() {
   static OwnBell b;
   return b;
+}
+
+std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+
+// A page at `at`, mapped; null if it cannot be.
+BellWord* map_bell(const MemoryFileAddress& at) {
+  try {
+    return reinterpret_cast<BellWord*>(MemoryFile::open(at).map(page_size()));
+  } catch (const Error&) {
+    return nullptr;
+  }
 }
 
 }  // namespace
@@ -67,39 +49,39 @@ BellWord* Doorbell::own() {
   const pid_t me = ::getpid();
   std::lock_guard lk(o.mutex);
   if (o.pid != me) {
-    // A bell left by a dead process with this pid is reused (and reset);
-    // those of other dead processes are removed.
-    remove_stale_shared_memory();
-    BellWord* b = map_bell(me, true);
-    if (b) {
-      std::atomic_ref<std::uint32_t>(b->sleepers).store(0);
-      std::atomic_ref<std::uint32_t>(b->rings).store(0);
+    o.file.close();  // in a forked child: its copy of the parent's descriptor
+    o.bell = nullptr;
+    try {
+      o.file = MemoryFile::make("onesided-bell", page_size());
+      o.bell = reinterpret_cast<BellWord*>(o.file.map(page_size()));  // zeroed: no sleeper, no ring
+    } catch (const Error&) {
+      o.file.close();
     }
     o.pid = me;
-    o.bell = b;
   }
   return o.bell;
 }
 
-BellWord* Doorbell::of(pid_t pid) {
-  // Mappings stay for the life of the process: windows come and go, peers
-  // stay the same, and a page per peer is cheap.
-  static std::map<pid_t, BellWord*> bells;
-  std::lock_guard lk(bells_mutex());
-  if (auto it = bells.find(pid); it != bells.end()) return it->second;
-  BellWord* b = map_bell(pid, false);
-  if (b) bells[pid] = b;  // a failure is retried: the peer may make it later
-  return b;
-}
-
-void Doorbell::remove_own() {
-  // Only a bell this very process made: never the parent's (after fork), and
-  // no bell is made just to be removed. The page stays mapped (progress
-  // engines may still sleep on it); a later own() makes a new named bell.
+MemoryFileAddress Doorbell::address() {
+  own();
   OwnBell& o = own_bell();
   std::lock_guard lk(o.mutex);
-  if (o.bell && o.pid == ::getpid()) ::shm_unlink(name_of(o.pid).c_str());
-  if (o.pid == ::getpid()) o.pid = 0;
+  return o.file.address();
+}
+
+BellWord* Doorbell::of(const MemoryFileAddress& at) {
+  // Mappings stay for the life of the process: windows come and go, peers
+  // stay the same, and a page per peer is cheap. Keyed by the file, not
+  // the pid: a pid reused after its process died names another bell.
+  static std::mutex mutex;
+  static std::map<std::pair<std::uint64_t, std::uint64_t>, BellWord*> bells;
+  if (at.fd < 0) return nullptr;
+  std::lock_guard lk(mutex);
+  const auto key = std::make_pair(at.device, at.inode);
+  if (auto it = bells.find(key); it != bells.end()) return it->second;
+  BellWord* b = map_bell(at);
+  if (b) bells[key] = b;  // a failure is retried at the next window
+  return b;
 }
 
 void Doorbell::wait(BellWord& bell, std::chrono::microseconds limit, const std::function<bool()>& ready) {

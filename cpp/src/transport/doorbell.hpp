@@ -6,11 +6,19 @@
 // has just posted an operation to it wakes it: a sleeping thread woken this
 // way is scheduled at once, ahead of CPU-bound threads.
 //
-// The bell is one shared-memory page named after the process id, so any rank
-// on the host that knows the pid can map it (subject to file permissions,
-// the same rule as the shm provider's own regions). A peer whose bell cannot
-// be opened is simply not rung: every sleep is bounded, so rings only make
-// answers earlier, never possible.
+// The bell is one page of a MemoryFile (memory/memory_file.hpp): it has no
+// name, so nothing of it outlives the processes that map it, however the
+// owner dies. Peers learn where to open it at window creation (the window
+// records carry address()) and map it once; the owner keeps the descriptor
+// open for its whole life, since a peer may first share a window with it
+// at any time. A peer whose bell cannot be opened (another user, a process
+// that is not dumpable) is simply not rung: every sleep is bounded, so rings
+// only make answers earlier, never possible.
+//
+// Fork: a child has its own bell, made on its first own(), never its
+// parent's (which it inherits mapped, and whose descriptor its own() closes
+// in the child): it neither sleeps on nor consumes its parent's rings, and
+// the parent's bell and its peers' mappings of it stay as they were.
 //
 // wait() and ring() work on any BellWord in shared memory; SharedLock's
 // waiters sleep on one the same way.
@@ -19,7 +27,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <sys/types.h>
+
+#include "memory/memory_file.hpp"
 
 namespace onesided::detail {
 
@@ -32,13 +41,12 @@ class Doorbell {
  public:
   // This process's bell (made on first use), or null if it cannot be made.
   static BellWord* own();
-  // Process `pid`'s bell on this host, mapped once and cached; null if it
-  // cannot be opened.
-  static BellWord* of(pid_t pid);
-  // Removes this process's bell name (process exit); the mapping stays valid,
-  // and a later own() makes a new bell. A forked child never removes its
-  // parent's.
-  static void remove_own();
+  // Where peers open this process's bell (made if need be); an empty
+  // address (fd -1) if it cannot be made.
+  static MemoryFileAddress address();
+  // The bell at `at` (another process on this host), mapped once and
+  // cached; null if it cannot be opened.
+  static BellWord* of(const MemoryFileAddress& at);
 
   // Sleeps up to `limit` unless rung; `ready()` is checked after announcing
   // the sleep, so an operation posted before the announcement is not slept

@@ -4,7 +4,6 @@
 #include <map>
 #include <mutex>
 
-#include "transport/doorbell.hpp"
 #include "transport/fork_generation.hpp"
 #include "onesided/error.hpp"
 #include "transport/stale_shm.hpp"
@@ -46,7 +45,6 @@ void Endpoint::shutdown_all() {
     ep->progress().stop();
     if (ep->progress().forked()) new std::shared_ptr<Endpoint>(ep);  // the parent's: never closed here
   }
-  Doorbell::remove_own();
 }
 
 Endpoint::Endpoint(std::unique_ptr<Transport> transport) : transport_(std::move(transport)) {

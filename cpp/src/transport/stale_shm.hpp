@@ -1,10 +1,12 @@
 // Shared memory left behind by processes that died without cleaning up
-// (SIGKILL: a test timeout, a launcher stopping a job, a crash). Names
+// (SIGKILL: a test timeout, a launcher stopping a job, a crash). onesided's
+// own shared memory has no name (memory/memory_file.hpp) and goes with its
+// last process; what remains is libfabric's shm provider's, whose names
 // carry the owner's pid, so whoever starts next can tell leftovers apart:
 //   /dev/shm/<pid>:<n>:...          libfabric shm's endpoint regions
+// and, left by onesided versions before its memory was nameless:
 //   /dev/shm/onesided-bell-<pid>    a process's doorbell
-//   /dev/shm/onesided-<pid>-<n>-<r> a window segment between creation and
-//                                   the moment every rank has mapped it
+//   /dev/shm/onesided-<pid>-<n>-<r> a window segment
 #pragma once
 
 #include <cstddef>

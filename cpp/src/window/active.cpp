@@ -192,25 +192,28 @@ void Window::wait() { impl_->wait(); }
 bool Window::test() { return impl_->test(); }
 void Window::free() { impl_->free(); }
 // MPI_Win_sync: the window's public and private copies agree (one copy
-// here: the unified model), so only memory order remains to be given, and
-// MPI defines Win_sync as a memory barrier: it orders this process's plain
-// loads and stores against the user's own channel, which may be plain
-// stores into the window itself (a flag polled with Win_sync in the loop).
-// No atomic of onesided's is on that channel for a release or acquire to
-// ride on, so this is onesided's one standalone fence. It also publishes
-// and takes (memory/publication.hpp), so that where the user's channel is
-// an atomic or a synchronisation call the order is also one that
-// ThreadSanitizer and the C++ memory model see.
+// here: the unified model), so only memory order remains to be given. It
+// rides on the publication words (memory/publication.hpp), whose count is
+// the rank's flush generation: every Flush on the shared-memory path and
+// every synchronisation call that signals (Fence, Post, Complete) releases
+// this rank's word, and every one that learns (Fence, Start, Wait, Test)
+// acquires every rank's. Win_sync does both in one step, as a
+// read-modify-write of this rank's word that is both release and acquire,
+// then acquires the others':
+//  - it publishes this rank's stores before Win_sync (a release, so also
+//    every earlier Flush's and synchronisation's) to whichever rank's later
+//    Win_sync or synchronisation call reads this increment or a later one;
+//  - it takes every rank's stores before the increment its loads read, for
+//    this rank's loads after Win_sync.
+// Which increment a taker reads is settled by the user's own channel (a
+// barrier, an atomic, a flag in the window polled with Win_sync in the
+// loop). For the last, a plain store and load, the C++ model promises
+// nothing (it is a data race there); the processors onesided runs on make
+// such a read-modify-write a full barrier (x86-64's locked instructions,
+// AArch64's LSE atomics with acquire and release), which is MPI's memory
+// barrier. No standalone fence: ThreadSanitizer sees every order given.
 void Window::sync() {
-  impl_->s.publication.publish();
-  // ThreadSanitizer cannot see a fence (gcc's -Wtsan says so); it sees the
-  // publish and take around it, which carry every order it can check.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpragmas"
-#pragma GCC diagnostic ignored "-Wtsan"
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-#pragma GCC diagnostic pop
-  impl_->s.publication.take();
+  impl_->s.publication.publish_and_take();
   impl_->s.observe();
 }
 

@@ -163,8 +163,10 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   mine.put(reinterpret_cast<std::uint64_t>(s.base)).str(native.bytes());
   mine.put(probe.target.region.addr).put(probe.target.region.key);
   mine.str(probe.target.host).str(probe.target.address).str(probe.target.interface);
+  mine.str(s.same_host ? Doorbell::address().text() : MemoryFileAddress{}.text());
   auto all = s.group->allgather(mine.bytes);
   std::vector<ProbeTarget> targets(static_cast<std::size_t>(s.nranks));
+  std::vector<MemoryFileAddress> bells(static_cast<std::size_t>(s.nranks));  // where each rank's doorbell opens
   NativeTable everywhere = native;
   s.peers.resize(static_cast<std::size_t>(s.nranks));
   std::string failures;
@@ -186,6 +188,7 @@ void Window::Impl::negotiate(bool shared_memory_path) {
     t.host = rd.str();
     t.address = rd.str();
     t.interface = rd.str();
+    bells[r] = MemoryFileAddress::from_text(rd.str());
     if (!st.empty()) {
       failures += " rank " + std::to_string(r) + ": " + st + ";";
       continue;
@@ -251,7 +254,7 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   // An idle target sleeps on its doorbell; posting to it rings.
   if (local)
     for (int r = 0; r < s.nranks; ++r)
-      if (r != s.rank) s.peers[r].bell = Doorbell::of(static_cast<pid_t>(s.peers[r].pid));
+      if (r != s.rank) s.peers[r].bell = Doorbell::of(bells[r]);
 
   // The choices, once.
   s.shared_memory_path = shared_memory_path;
