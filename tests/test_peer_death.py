@@ -222,6 +222,7 @@ def test_busy_rank_is_not_declared_dead(hosts: SimulatedHosts, state: str) -> No
     for rank in (0, 2):
         waited = job.found(rank, r"^WAITED ([0-9.]+)$")
         assert job.found(rank, r"^SURVIVOR finished without error$") and waited, job.text()
+        print(f"rank {rank} waited {waited[0].group(1)} s for busy rank 1 ({state})")  # type: ignore[attr-defined]
         assert float(waited[0].group(1)) > 7.0, job.text()  # type: ignore[attr-defined]  # it did wait on rank 1
 
 
@@ -248,4 +249,5 @@ def test_stopped_rank_is_not_declared_dead(hosts: SimulatedHosts) -> None:
     for rank in (0, 2):
         waited = job.found(rank, r"^WAITED ([0-9.]+)$")
         assert job.found(rank, r"^SURVIVOR finished without error$") and waited, job.text()
+        print(f"rank {rank} waited {waited[0].group(1)} s for stopped rank 1")  # type: ignore[attr-defined]
         assert float(waited[0].group(1)) > STOPPED - 1, job.text()  # type: ignore[attr-defined]  # through the stop

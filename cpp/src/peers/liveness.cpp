@@ -52,36 +52,31 @@ Listener& listener() {
   return *l;
 }
 
-int open_listener(std::uint16_t& port) {
-  // Dual-stack where IPv6 exists, so peers reach it by either family.
-  int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd >= 0) {
-    int off = 0;
-    ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
-    sockaddr_in6 a{};
-    a.sin6_family = AF_INET6;
-    a.sin6_addr = in6addr_any;
-    socklen_t len = sizeof a;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd, SOMAXCONN) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-      port = ntohs(a.sin6_port);
-      return fd;
-    }
-    ::close(fd);
-  }
-  fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+// A listening socket of `family` on any address and a free port, or -1.
+int listen_any(int family, std::uint16_t& port) {
+  sockaddr_storage a{};
+  a.ss_family = static_cast<sa_family_t>(family);
+  if (family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr = in6addr_any;
+  const socklen_t size = family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  socklen_t len = size;
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t len = sizeof a;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd, SOMAXCONN) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-    return fd;
+  int off = 0;  // dual-stack, so peers reach it by either family
+  if (family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+  auto* sa = reinterpret_cast<sockaddr*>(&a);
+  if (::bind(fd, sa, size) != 0 || ::listen(fd, SOMAXCONN) != 0 || ::getsockname(fd, sa, &len) != 0) {
+    ::close(fd);
+    return -1;
   }
-  ::close(fd);
-  return -1;
+  port = ntohs(family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&a)->sin6_port
+                                  : reinterpret_cast<sockaddr_in*>(&a)->sin_port);
+  return fd;
+}
+
+// IPv6 (dual-stack) where the host has it, else IPv4.
+int open_listener(std::uint16_t& port) {
+  const int fd = listen_any(AF_INET6, port);
+  return fd >= 0 ? fd : listen_any(AF_INET, port);
 }
 
 void accept_pending(Listener& l) {
