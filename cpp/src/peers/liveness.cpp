@@ -213,14 +213,17 @@ std::shared_ptr<const LifeSign> watch_link(const std::string& host, const std::s
                                            std::int64_t pid) {
   if (ip.empty() || port == 0) return nullptr;
   static std::mutex mutex;
-  static auto* links = new std::map<std::string, std::weak_ptr<const LifeSign>>;  // by listener
+  // By listener and pid: a later process may get a dead one's port.
+  static auto* links = new std::map<std::string, std::weak_ptr<const LifeSign>>;
   const std::string where = (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip) + ":" + std::to_string(port);
+  const std::string key = where + " " + std::to_string(pid);
   std::lock_guard lk(mutex);
-  if (auto known = (*links)[where].lock()) return known;
+  std::erase_if(*links, [](const auto& entry) { return entry.second.expired(); });  // windows freed
+  if (auto known = (*links)[key].lock()) return known;
   auto link = std::make_shared<LinkWatch>("(pid " + std::to_string(pid) + " on host " + host + ")", where,
                                           peer_timeout());
   if (!link->connect(ip, port)) return nullptr;
-  (*links)[where] = link;
+  (*links)[key] = link;
   return link;
 }
 
