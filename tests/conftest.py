@@ -11,9 +11,13 @@ becomes Open MPI's once Debian's Open MPI is installed beside it (mpi4py in
 from __future__ import annotations
 
 import os
+import queue
+import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -89,3 +93,43 @@ def run_ranks(
     if check and proc.returncode != 0:
         pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}\nstdout:\n{out}\nstderr:\n{err}")
     return result
+
+
+class Lines:
+    """A child's stdout, line by line, read by a thread (with a deadline)."""
+
+    def __init__(self, stream, deadline: float = 60.0) -> None:
+        self.deadline = deadline
+        self.queue: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            self.queue.put(line.rstrip("\n"))
+        self.queue.put(None)
+
+    def rest(self) -> str:
+        """Everything, once the child has exited (its stdout is at its end)."""
+        while (line := self.queue.get(timeout=self.deadline)) is not None:
+            self.seen.append(line)
+        return "\n".join(self.seen)
+
+    def expect(self, pattern: str) -> re.Match[str]:
+        """The first line so far or to come that matches (ranks' lines
+        arrive in any order)."""
+        for line in self.seen:
+            if m := re.search(pattern, line):
+                return m
+        end = time.monotonic() + self.deadline
+        while time.monotonic() < end:
+            try:
+                line = self.queue.get(timeout=max(0.0, end - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.seen.append(line)
+            if m := re.search(pattern, line):
+                return m
+        raise AssertionError(f"no line matching {pattern!r}; output so far:\n" + "\n".join(self.seen))

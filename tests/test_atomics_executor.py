@@ -42,3 +42,36 @@ def test_window_reports_executor(flavor: str, provider: str, kind: str, words: s
         assert f"executed by {kind}: " in str(report)
     finally:
         win.Free()
+
+
+@pytest.mark.parametrize(
+    "flavor, info, path",
+    [
+        ("allocate", {}, "shared-memory"),
+        ("create", {"provider": "shm"}, "cross-memory"),
+        ("allocate", {"provider": "shm", "onesided_shared_memory": "off"}, "provider"),
+        ("allocate", {"provider": "tcp;ofi_rxm", "mpi_accumulate_granularity": "8"}, "provider"),
+    ],
+)
+def test_report_says_only_what_holds(flavor: str, info: dict[str, str], path: str) -> None:
+    """str(win.atomics) has a native line only when a dtype is native, a
+    software line only when one is software, and names
+    mpi_accumulate_granularity as in force only where the software path
+    uses it (not on the shared-memory path: docs/semantics.md, Windows);
+    win.info["atomics"] is one of the words docs/atomics.md gives."""
+    win = (onesided.Window.Create(bytearray(8), 8, info=info) if flavor == "create"
+           else onesided.Window.Allocate(8, 8, info=info))
+    try:
+        report, text = win.atomics, str(win.atomics)
+        assert report.path == path
+        natives = {p.native for p in report.by_dtype().values()}
+        heads = [line.split()[0] for line in text.splitlines()]
+        assert ("native" in heads) == (True in natives), text
+        assert ("software" in heads) == (False in natives), text
+        software = next((line for line in text.splitlines() if line.startswith("software")), "")
+        in_force = "the target's lock held per" in software
+        assert in_force == (False in natives and path != "shared-memory"), text
+        assert win.info["atomics"] == {frozenset({True}): "native", frozenset({False}): "software"}.get(
+            frozenset(natives), "mixed")
+    finally:
+        win.Free()

@@ -27,17 +27,17 @@ checks; sent at random moments, SIGINT raised within 1.5 to 48 ms.
 from __future__ import annotations
 
 import os
-import queue
 import re
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
 import pytest
+
+from conftest import RANKS, Lines
 
 BOUND = 0.2  # seconds from the signal to the call raising
 SLACK = 0.5  # a loaded 2-core machine (see the module's docstring)
@@ -47,26 +47,7 @@ PREAMBLE = """\
 import os, signal, sys, threading, time, traceback
 import numpy as np
 import onesided
-
-def ready():
-    # READY now; INSIDE once the main thread is past this line and has
-    # stood still inside one call for 20 ms: waiting in C, GIL released.
-    print("READY", os.getpid(), flush=True)
-    script, line = sys._getframe(1), sys._getframe(1).f_lineno
-    main = threading.main_thread().ident
-
-    def watch():
-        seen = None
-        while True:
-            top = sys._current_frames().get(main)
-            now = (id(top), top.f_lasti if top else None, script.f_lineno)
-            if script.f_lineno > line and now == seen:
-                print("INSIDE", flush=True)
-                return
-            seen = now
-            time.sleep(0.02)
-
-    threading.Thread(target=watch, daemon=True).start()
+from standstill import ready  # tests/ranks/standstill.py
 
 def caught():
     print("CAUGHT", repr(time.monotonic()), flush=True)
@@ -83,45 +64,6 @@ rank = onesided.COMM_WORLD.Get_rank()
 """
 
 
-class Lines:
-    """A child's stdout, line by line, read by a thread (with a deadline)."""
-
-    def __init__(self, stream) -> None:
-        self.queue: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
-
-    def _read(self, stream) -> None:
-        for line in stream:
-            self.queue.put(line.rstrip("\n"))
-        self.queue.put(None)
-
-    def rest(self) -> str:
-        """Everything, once the child has exited (its stdout is at its end)."""
-        while (line := self.queue.get(timeout=DEADLINE)) is not None:
-            self.seen.append(line)
-        return "\n".join(self.seen)
-
-    def expect(self, pattern: str) -> re.Match[str]:
-        """The first line so far or to come that matches (ranks' lines
-        arrive in any order)."""
-        for line in self.seen:
-            if m := re.search(pattern, line):
-                return m
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end:
-            try:
-                line = self.queue.get(timeout=max(0.0, end - time.monotonic()))
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            self.seen.append(line)
-            if m := re.search(pattern, line):
-                return m
-        raise AssertionError(f"no line matching {pattern!r}; output so far:\n" + "\n".join(self.seen))
-
-
 def start(script: str, ranks: int, tmp_path: Path) -> subprocess.Popen[str]:
     path = tmp_path / "case.py"
     path.write_text(PREAMBLE + textwrap.dedent(script))
@@ -130,6 +72,7 @@ def start(script: str, ranks: int, tmp_path: Path) -> subprocess.Popen[str]:
     else:
         cmd = [sys.executable, "-m", "onesided", "run", "-n", str(ranks), "--timeout", str(DEADLINE), str(path)]
     env = dict(os.environ, ONESIDED_TEST_PROVIDER="shm")
+    env["PYTHONPATH"] = os.pathsep.join([str(RANKS), *filter(None, [env.get("PYTHONPATH")])])
     return subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
     )
@@ -273,7 +216,9 @@ def test_uncaught_interrupt_ends_the_process(tmp_path: Path) -> None:
         + "ready()\n"
         + "win.Wait_notify(0, 1)\n"
     )
-    proc = subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(RANKS), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    proc = subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
     try:
         assert proc.stdout.readline().startswith("READY")
         assert proc.stdout.readline().strip() == "INSIDE"

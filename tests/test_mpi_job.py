@@ -77,3 +77,19 @@ def test_ten_lines_under_mpiexec_without_mpi4py_raise(tmp_path: Path) -> None:
     assert "onesided.comm._comm.WorldError: this process is one rank of an MPI job (PMI_RANK=" in proc.stderr, proc.stderr
     assert "pass comm=MPI.COMM_WORLD" in proc.stderr
     print(proc.stderr)
+
+
+def test_comm_world_is_mpi4pys_under_mpiexec() -> None:
+    """onesided.COMM_WORLD is MPI.COMM_WORLD (not a stand-in), after import
+    onesided left MPI uninitialised; MPI.Win.Allocate, allreduce, Split,
+    Get_group, Dup and onesided's windows all take it (ranks/mpi_world.py)."""
+    script = Path(__file__).parent / "ranks" / "mpi_world.py"
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    cmd = [mpiexec(), "-n", "3", sys.executable, str(script)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    out, err, expired = finish(proc, 120)
+    assert not expired, f"timed out\nstdout:\n{out}\nstderr:\n{err}"
+    assert proc.returncode == 0, err
+    assert sorted(re.findall(r"^PASS (\d+)$", out, flags=re.M)) == ["0", "1", "2"], out + err

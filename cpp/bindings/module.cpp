@@ -8,6 +8,7 @@
 //   register_layout.cpp      Layout: the non-contiguous elements a call touches
 //   register_machine.cpp     what the core sees of the machine: providers, host key
 //   register_buffers.cpp     memory from DLPack producers and raw addresses, checked and held
+//   register_exit.cpp        the deadline on a dying rank's exit
 //   python_signals.cpp       the core's waits run Python's signal handlers
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -129,4 +130,5 @@ PYBIND11_MODULE(_core, m) {
   onesided::python::register_notify(m, window);
   onesided::python::register_machine(m);
   onesided::python::register_buffers(m);
+  onesided::python::register_exit(m);
 }

@@ -18,5 +18,6 @@ void register_sync(py::module_& m, py::class_<Window>& window);           // reg
 void register_notify(py::module_& m, py::class_<Window>& window);         // register_notify.cpp
 void register_machine(py::module_& m);                                     // register_machine.cpp
 void register_buffers(py::module_& m);                                     // register_buffers.cpp
+void register_exit(py::module_& m);                                        // register_exit.cpp
 
 }  // namespace onesided::python

@@ -5,13 +5,14 @@ fetch-and-op and compare-and-swap, synchronised by fence or passive-target
 locks. The API mirrors mpi4py's ``MPI.Win``; any mpi4py communicator can be a
 window's group, and without MPI ``python -m onesided run -n N script.py``
 starts N ranks on this machine (``--hosts``/``--hostfile``: across hosts).
-Under an MPI launcher COMM_WORLD is mpi4py's; in a plain process (a
-notebook) it is a world of size 1.
+Under an MPI launcher COMM_WORLD is mpi4py's ``MPI.COMM_WORLD`` itself; in a
+plain process (a notebook) it is a world of size 1.
 """
 
 from __future__ import annotations
 
 import atexit
+from typing import Any
 
 from .boot._crash_signals import keep_signals_visible
 
@@ -41,6 +42,7 @@ from ._errors import (
 from ._types import OPS, RMW2_OPS, RMW_OPS, Op
 from .args._layout import Layout
 from .window._mpi_objects import Get_address
+from .comm import _exit_deadline
 from .comm._comm import Comm, WorldError
 from .comm._world import world
 from .notebook._ranks import CellError, RankResult, Ranks, RanksError
@@ -76,7 +78,26 @@ from .window._window import Window
 
 __version__ = "0.1.0"
 
-COMM_WORLD: Comm = world()
+
+def __getattr__(name: str) -> Any:
+    """``COMM_WORLD``, built on first read (PEP 562) and then a plain attribute.
+
+    Not at import: in a rank of an MPI job the world is mpi4py's
+    ``MPI.COMM_WORLD``, and importing mpi4py initialises MPI, which a program
+    may want to configure (``mpi4py.rc``) after ``import onesided``. Without
+    mpi4py there, every read raises ``WorldError`` (never a world of one).
+    """
+    if name == "COMM_WORLD":
+        comm = world()
+        globals()["COMM_WORLD"] = comm
+        return comm
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, ``COMM_WORLD`` included before its first read."""
+    return sorted({*globals(), "COMM_WORLD"})
+
 
 # The null window (mpi4py's MPI.WIN_NULL): Window() is equal to it (a new null window, as MPI.Win()).
 WIN_NULL: NullWindow = Window()
@@ -127,6 +148,9 @@ def load_ipython_extension(ipython: object) -> None:
 
 # Progress threads must stop before the interpreter (and libfabric) go away.
 atexit.register(_core.shutdown)
+# A rank dying on an uncaught exception must not wait at exit for peers that
+# will never come (MPI_Finalize): comm/_exit_deadline.py.
+_exit_deadline.install()
 
 __all__ = [
     "COMM_WORLD",

@@ -2,6 +2,7 @@
 # pointers, sizes, the shortcut, GIL release and one error translator;
 # everything users call is in the pure-Python package, which documents the
 # guarantees.
+from datetime import timedelta
 from typing import Any, Callable
 
 from typing_extensions import Buffer
@@ -37,6 +38,8 @@ def load_libfabric(bundled: str) -> tuple[str, str, int, int]:
     """Loads the process's libfabric once; (path, chosen_by, major, minor)."""
 def offered_providers() -> list[dict[str, Any]]:
     """Every provider and domain the process's libfabric offers (onesided/machine.hpp)."""
+def _arm_exit_deadline(after: timedelta | float, signal_number: int, status: int, message: str) -> None:
+    """End the process (by signal_number, or _exit(status)) if it still exists after `after`."""
 def host_key() -> str:
     """This process's host key: ranks take the shared-memory path only between equal keys."""
 def _remember_op(obj: object, op: int) -> None: ...

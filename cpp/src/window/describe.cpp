@@ -34,9 +34,10 @@ Info Window::Impl::info() const {
       {"accumulate_ordering", s.ordering.str()},
       {"accumulate_ops", s.declared.str()},
       {"mpi_accumulate_granularity", std::to_string(s.accumulate_granularity)},
+      // One word a program can compare; win.atomics has the per-dtype detail.
       {"atomics", native == 0                                ? "software"
                   : native == static_cast<int>(kNumDtypes) ? "native"
-                                                           : "mixed (per dtype, see win.atomics)"},
+                                                           : "mixed"},
       {"memory_model", model() == Model::Unified ? "unified" : "separate"},
       {"onesided_path", path->name()},
       {"onesided_ordering", path->ordering()},

@@ -16,7 +16,6 @@ from typing import Any, Mapping
 
 from .. import _core
 from .._errors import ArgumentError, ArgumentTypeError, Error
-from ..comm._mpi_job import window_group
 from ..comm._world import world
 from ._integers import INT32_MAX, INT32_MIN, INT64_MAX, integer
 
@@ -159,7 +158,6 @@ def communicator(comm: Any) -> Any:
     rank of an MPI job onesided.COMM_WORLD is mpi4py's (onesided.comm._mpi_job)."""
     if comm is None:
         comm = world()
-    comm = window_group(comm)
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and isinstance(comm, mpi.Comm) and comm == mpi.COMM_NULL:
         raise ArgumentError("comm is MPI.COMM_NULL")

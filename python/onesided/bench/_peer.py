@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 # Open MPI 4.1's osc/rdma, its default RMA component for MPI.Win.Allocate
@@ -69,13 +70,29 @@ def mpi_peer(MPI: Any) -> str:
     return f"{version.split(',')[0]} osc/{osc}" if osc else f"{version.split(',')[0]} (OMPI_MCA_osc unset)"
 
 
+def shown_path(path: str, environment: str = sys.prefix, project: str | None = None) -> str:
+    """``path`` as a table prints it, never naming the machine's checkout:
+    inside the Python environment as ``<environment's name>/...``
+    (``.venv-mpich5/lib/mpich/libfabric.so.1``), inside the project (the
+    working directory) relative to it, a system path as it is."""
+    full = os.path.abspath(path)
+    env = os.path.abspath(environment)
+    if full.startswith(env + os.sep):
+        return os.path.join(os.path.basename(env), os.path.relpath(full, env))
+    root = os.path.abspath(project if project is not None else os.getcwd())
+    if full.startswith(root + os.sep):
+        return os.path.relpath(full, root)
+    return path
+
+
 def libfabric_in_process() -> str:
-    """The libfabric this process runs on (its path in /proc/self/maps):
-    with an MPI wheel that carries its own libfabric.so.1 (Open MPI's,
-    MPICH's) imported first, onesided shares that one (issue 18)."""
+    """The libfabric this process runs on (its path in /proc/self/maps, as
+    :func:`shown_path` shows it): with an MPI wheel that carries its own
+    libfabric.so.1 (Open MPI's, MPICH's) imported first, onesided shares that
+    one (issue 18)."""
     try:
         with open("/proc/self/maps") as maps:
-            found = {line.split()[-1] for line in maps if "libfabric.so" in line and "/" in line}
+            found = {shown_path(line.split()[-1]) for line in maps if "libfabric.so" in line and "/" in line}
     except OSError:
         return "unknown"
     return ", ".join(sorted(found)) or "not loaded"

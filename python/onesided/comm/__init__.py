@@ -5,11 +5,17 @@ Holds:
 * ``_comm``: :class:`Comm`, the world of ``python -m onesided run``'s ranks
   (collectives served by the launcher's coordinator), :class:`WorldError`,
   and the wire protocol between ranks and the coordinator;
-* ``_mpi_job``: the bridge to an MPI job (``MpiWorld``: mpi4py's
-  ``COMM_WORLD`` when an MPI launcher started the process);
-* ``_world``: which of the two this process has (:func:`world`).
+* ``_mpi_job``: the bridge to an MPI job (mpi4py's ``MPI.COMM_WORLD``
+  itself when an MPI launcher started the process);
+* ``_world``: which of the two this process has (:func:`world`);
+* ``_polled``: the collectives a window runs over an mpi4py communicator
+  (its duplicate, barriers, allgathers), waited for in Python so that
+  Ctrl-C reaches them;
+* ``_exit_deadline``: a rank that dies on an uncaught exception leaves
+  within a deadline, whatever its exit waits for (MPI_Finalize).
 
-May import: ``onesided._errors`` only (and the standard library). Nothing
+May import: ``onesided._errors`` and ``onesided._core`` (the exit
+deadline's thread), and the standard library and numpy. Nothing
 here knows windows, the launcher or notebooks: ``args``, ``window``, ``run``
 and ``notebook`` import this package, never the reverse. Modules import
 each other's modules directly; this ``__init__`` re-exports nothing.

@@ -21,9 +21,12 @@ Guarantees
 * An interrupt (SIGINT to this process while :meth:`Ranks.run` waits in the
   main thread, or :meth:`Ranks.interrupt` from any thread) sends SIGINT to
   every rank still running the call.  A rank running Python code gets
-  ``KeyboardInterrupt`` there and lives on; a rank inside a C call that
-  released the GIL (``Wait_notify``, a ``Fence`` or ``Lock`` waiting for a
-  peer) gets it only when that call returns.  If an interrupted rank has not
+  ``KeyboardInterrupt`` there, and so does a rank waiting in a onesided call
+  (``Wait_notify``, a ``Fence`` or ``Lock`` waiting for a peer: every wait
+  runs Python's signal handlers every 50 ms, docs/semantics.md
+  "Interrupted calls"); it lives on, with what that section says the call
+  leaves. A rank inside another library's C call that never returns to
+  Python gets it only when that call returns: if an interrupted rank has not
   stopped :attr:`Ranks.grace` seconds later, a note says so; a second
   interrupt then stops all ranks (:class:`RanksError`).
 * A rank that dies ends all of them (the launcher stops the others), and

@@ -49,12 +49,21 @@ PROVIDER_EXECUTORS: dict[str, Executor] = {
 sockets); docs/atomics.md has the table."""
 
 
+def base_path(path: str) -> str:
+    """The data path under nasty mode's wrapper: ``shared-memory``,
+    ``cross-memory`` or ``provider``."""
+    for name in ("shared-memory", "cross-memory"):
+        if path == name or path.startswith(f"nasty({name}"):
+            return name
+    return "provider"
+
+
 def executor_of(provider: str, path: str) -> Executor:
     """Who applies the atomics of a window with ``provider`` and data
     ``path``: its native ones, or on the cross-memory path all of them."""
-    if path == "shared-memory" or path.startswith("nasty(shared-memory"):
+    if base_path(path) == "shared-memory":
         return Executor("cpu", "the calling thread's atomic instructions on shared memory")
-    if path == "cross-memory" or path.startswith("nasty(cross-memory"):
+    if base_path(path) == "cross-memory":
         return Executor("origin", "the calling rank reads, applies and writes back the target's elements by "
                         "cross-memory attach, under the target's lock in shared memory; the target takes no part")
     name = provider.split(";")[0] if provider.split(";")[0] in PROVIDER_EXECUTORS else provider
@@ -135,12 +144,28 @@ class AtomicsReport(Mapping[tuple[str, str], AtomicPath]):
             parts.append(f"software ({by}) " + ",".join(software))
         return "; ".join(parts)
 
+    def software_execution(self) -> str:
+        """Who applies this window's software-path dtypes, and whether
+        ``mpi_accumulate_granularity`` matters to them (on the shared-memory
+        path it does not: stripe locks work element by element)."""
+        base = base_path(self.path)
+        if base == "shared-memory":
+            return ("the calling thread, under CPU stripe locks on shared memory, element by element "
+                    "(mpi_accumulate_granularity changes nothing here)")
+        held = f"{self.granularity} bytes (whole elements)" if self.granularity else "a whole message"
+        who = (f"executed by {self.executor}" if base == "cross-memory"
+               else "executed by onesided's kernels at the target, in its progress engine")
+        return f"{who}; the target's lock held per {held} (mpi_accumulate_granularity)"
+
     def __str__(self) -> str:
-        """The data path, who executes native atomics, then one line per dtype."""
+        """The data path, who executes the native dtypes (if any) and the
+        software ones (if any), then one line per dtype."""
         width = max(len(d) for d in self._by_dtype)
         lines = [f"{'path':{width}s}  {self.path}: {self.path_description}"]
-        lines += [f"{'native':{width}s}  executed by {self.executor}"]
-        held = f"{self.granularity} bytes (whole elements)" if self.granularity else "a whole message"
-        lines += [f"{'software':{width}s}  the target's lock held per {held} (mpi_accumulate_granularity)"]
+        paths = self._by_dtype.values()
+        if any(p.native for p in paths):
+            lines += [f"{'native':{width}s}  executed by {self.executor}"]
+        if not all(p.native for p in paths):
+            lines += [f"{'software':{width}s}  {self.software_execution()}"]
         lines += [f"{d:{width}s}  {p}" for d, p in self._by_dtype.items()]
         return "\n".join(lines)

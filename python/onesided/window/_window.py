@@ -56,6 +56,7 @@ from typing import Any
 from .. import _core
 from .._errors import EpochError
 from ..args import _mpi_args as mpi_args
+from ..comm._polled import duplicate, polled
 from ._constants import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
@@ -129,13 +130,16 @@ class Window(WindowCalls, WindowSurface, WindowSync, WindowNotify, _core.Window,
         speaks_mpi = mpi is not None and (isinstance(comm, mpi.Comm) or isinstance(info, mpi.Info))
         # An MPI window outlives the communicator it was created over: keep
         # a duplicate (creation is collective anyway), freed by Free.
-        own = comm.Dup() if mpi is not None and isinstance(comm, mpi.Comm) else comm
+        own = duplicate(comm) if mpi is not None and isinstance(comm, mpi.Comm) else comm
         self = cls.__new__(cls)
+        # The core's collectives over an mpi4py communicator wait in Python,
+        # so that Ctrl-C and SIGTERM's handlers reach a rank waiting there.
+        waits_on = polled(own)
         try:
             # Checks that fail at every rank alike (over `own`, which the
             # other ranks' factories use), never at this one alone.
-            memory, disp_unit, hints = mpi_args.creation(memory, disp_unit, info, own, flavor)
-            _core.Window.__init__(self, memory, disp_unit, hints, own, flavor)
+            memory, disp_unit, hints = mpi_args.creation(memory, disp_unit, info, waits_on, flavor)
+            _core.Window.__init__(self, memory, disp_unit, hints, waits_on, flavor)
         except BaseException:
             if own is not comm:
                 own.Free()  # creation fails at every rank alike, so this is collective too
