@@ -67,6 +67,7 @@ def test_rank_death_ends_the_job_within_5_s(state: str, launcher: str, path: str
 UNSUPERVISED = [
     ("request", "provider"),
     ("request_test", "provider"),
+    ("waitall", "provider"),
     ("flush", "provider"),
     ("lock", "shared"),
     ("lock", "provider"),

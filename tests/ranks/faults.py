@@ -3,7 +3,8 @@ must end within seconds: raise a onesided.Error naming the dead rank, or be
 stopped by whatever started them. tests/test_faults.py runs it.
 
 Usage: faults.py STATE PATH, STATE one of lock, lock_all, flush, request
-(Request.Wait), request_test (a Request.Test loop), fence, pscw; PATH shared
+(Request.Wait), request_test (a Request.Test loop), waitall
+(Request.Waitall), fence, pscw; PATH shared
 (Allocate: the shared-memory path) or provider (Create over libfabric). Rank 1 dies; rank 0 is the survivor and prints
 "SURVIVOR <error class>: <message>" if it gets an error.
 """
@@ -61,7 +62,7 @@ try:
             win.Fetch_and_op(one, got, 1, 0)
             win.Flush(1)
         win.Unlock_all()
-    elif state in ("request", "request_test"):
+    elif state in ("request", "request_test", "waitall"):
         # Rank 0 waits on requests to rank 1 after rank 1 died: a get and a
         # get-accumulate (which needs the target's progress on every path).
         # Its epoch is open before the death, so nothing but the requests
@@ -74,6 +75,8 @@ try:
         def complete(request: onesided.Request) -> None:
             if state == "request":
                 request.Wait()
+            elif state == "waitall":
+                onesided.Request.Waitall([request])
             else:  # the Test loop Waitany runs
                 while not request.Test():
                     pass

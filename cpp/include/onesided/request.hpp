@@ -11,14 +11,17 @@ namespace onesided {
 namespace detail {
 struct RequestState;
 class Endpoint;
+class LifeSign;
 }  // namespace detail
 
 class Request {
  public:
   Request() = default;
   // Returns once the operation is complete at the origin and the target (a
-  // fetched result is valid). Raises if it failed, or (target on this host)
-  // within about 100 ms of finding the target's process dead.
+  // fetched result is valid). Raises if it failed, or once the target's
+  // process is found dead: within about 100 ms of its exit, or, on another
+  // host, of the peer timeout after its host went silent (the window's
+  // peer watch, peers/liveness.hpp).
   void wait();
   // Drives progress once; true once wait() would return at once. Raises as
   // wait() does; the target's process is looked at every 100 ms at most.
@@ -37,16 +40,17 @@ class Request {
 
  private:
   friend class Window;
-  // target_pid: the target's process when it is on this host and another
-  // process (0: nothing to watch; the transport reports a broken peer).
+  // target_life: whether the target's process lives (nullptr: the target
+  // is this rank, nothing to watch).
   Request(std::shared_ptr<detail::RequestState> state, std::shared_ptr<detail::Endpoint> endpoint, int target,
-          std::int64_t target_pid)
-      : state_(std::move(state)), endpoint_(std::move(endpoint)), target_(target), target_pid_(target_pid) {}
+          std::shared_ptr<const detail::LifeSign> target_life)
+      : state_(std::move(state)), endpoint_(std::move(endpoint)), target_(target),
+        target_life_(std::move(target_life)) {}
   void check_target();
   std::shared_ptr<detail::RequestState> state_;
   std::shared_ptr<detail::Endpoint> endpoint_;
   int target_ = -1;
-  std::int64_t target_pid_ = 0;
+  std::shared_ptr<const detail::LifeSign> target_life_;
   std::chrono::steady_clock::time_point next_check_{};  // test()'s next look at the target
 };
 

@@ -294,6 +294,9 @@ class InFlightOps {
 
   void raise_if_failed() {
     if (!failed_.load(std::memory_order_acquire)) return;
+    // A provider error is most often a peer's death (its connection reset):
+    // say which rank and host, when a peer is gone, rather than the errno.
+    s_.check_peers();
     std::lock_guard lk(error_mutex_);
     std::string e = first_error_;
     first_error_.clear();

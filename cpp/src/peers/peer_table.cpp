@@ -3,14 +3,12 @@
 #include <cstring>
 #include <vector>
 
-#include "memory/process.hpp"
 
 namespace onesided::detail {
 
 void PeerTable::check_peers() const {
-  if (!same_host) return;
   for (int r = 0; r < nranks; ++r)
-    if (r != rank && peers[r].pid > 0 && process_gone(static_cast<pid_t>(peers[r].pid))) {
+    if (peers[r].life && peers[r].life->gone()) {
       int none = -1;
       dead_rank.compare_exchange_strong(none, r, std::memory_order_acq_rel);
       raise_dead(r);
@@ -18,8 +16,10 @@ void PeerTable::check_peers() const {
 }
 
 void PeerTable::raise_dead(int r) const {
-  raise(ErrorCategory::Transport, "rank " + std::to_string(r) + " (pid " + std::to_string(peers[r].pid) +
-                                      ") has died; the window cannot complete and is unusable (free it)");
+  // A verdict is kept once reached, so asking again gives the same words.
+  const auto why = peers[r].life ? peers[r].life->gone() : std::nullopt;
+  raise(ErrorCategory::Transport, "rank " + std::to_string(r) + " " + why.value_or("has died") +
+                                      "; the window cannot complete and is unusable (free it)");
 }
 
 void PeerTable::send(int target, const Header& h, const void* payload, std::size_t len) const {

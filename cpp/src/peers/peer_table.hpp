@@ -19,6 +19,7 @@
 
 #include "common/remote_region.hpp"
 #include "onesided/error.hpp"
+#include "peers/liveness.hpp"
 #include "peers/peer_watch.hpp"
 #include "transport/doorbell.hpp"
 #include "transport/endpoint.hpp"
@@ -36,6 +37,10 @@ struct Peer {
   std::int64_t pid = 0;     // for cross-memory attach and doorbells on one host
   std::uint64_t base = 0;   // the window's first byte in that process
   BellWord* bell = nullptr; // its doorbell (one host, shm), rung after each post
+  std::string host;         // its hostname, for messages
+  // Whether its process lives (peers/liveness.hpp): by pid on this host, by
+  // a kept TCP connection on another; nullptr for this rank itself.
+  std::shared_ptr<const LifeSign> life;
 };
 
 struct PeerTable {
@@ -50,21 +55,20 @@ struct PeerTable {
   // dead: every call raises.
   mutable std::atomic<int> dead_rank{-1};
 
-  // On one host, a peer's death is seen from its pid: raises a Transport
-  // error naming the first dead rank. Elsewhere the transport reports it.
+  // Raises a Transport error naming the first dead rank (and, on another
+  // host, its host and how it was seen); each peer's LifeSign says.
   void check_peers() const;
   [[noreturn]] void raise_dead(int r) const;
-  // The pid a wait for `target` alone watches (a Request's): another
-  // process on this host, else 0 (nothing to watch).
-  std::int64_t watched_pid(int target) const {
-    return same_host && target >= 0 && target < nranks && target != rank ? peers[target].pid : 0;
+  // What a wait for `target` alone watches (a Request's): nullptr for this
+  // rank itself.
+  std::shared_ptr<const LifeSign> life_of(int target) const {
+    return target >= 0 && target < nranks ? peers[target].life : nullptr;
   }
 
   // Polls progress until done() holds, watching the peers every 100 ms,
   // so a wait for a rank that died ends in an error instead of never.
   template <class Pred>
   void wait(Pred&& done) const {
-    if (!same_host) return endpoint->progress().wait(done);
     wait_watching(endpoint->progress(), done, [this] { check_peers(); });
   }
   void check_rank(int target) const {

@@ -13,6 +13,7 @@
 #include "memory/host_identity.hpp"
 #include "paths/cross_memory_atomics.hpp"
 #include "paths/paths.hpp"
+#include "peers/liveness.hpp"
 #include "window/impl.hpp"
 #include "window/agreement.hpp"
 #include "window/reachability.hpp"
@@ -142,6 +143,7 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   RemoteRegion region;
   NativeTable native;
   Probe probe;  // across hosts: the word peers read to prove they reach this rank
+  std::uint16_t liveness = 0;  // across hosts: where peers watch this process live (peers/liveness.hpp)
   try {
     s.endpoint = Endpoint::get(provider, s.same_host);
     if (s.flavor != Flavor::Dynamic) {
@@ -152,7 +154,11 @@ void Window::Impl::negotiate(bool shared_memory_path) {
     s.id = s.endpoint->reserve();
     s.provider = s.endpoint->transport().provider();
     native = NativeTable::probe(s.endpoint->transport());
-    if (!s.same_host) probe = Probe::open(s.endpoint->transport());
+    if (!s.same_host) {
+      probe = Probe::open(s.endpoint->transport());
+      peer_timeout();  // a malformed ONESIDED_PEER_TIMEOUT fails here, at every rank alike
+      liveness = liveness_port();
+    }
   } catch (const Error& e) {
     status = e.what();
   }
@@ -164,6 +170,8 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   mine.put(probe.target.region.addr).put(probe.target.region.key);
   mine.str(probe.target.host).str(probe.target.address).str(probe.target.interface);
   mine.str(s.same_host ? Doorbell::address().text() : MemoryFileAddress{}.text());
+  const std::string key_here = host_key();
+  mine.str(key_here).str(host_name()).put(liveness);
   auto all = s.group->allgather(mine.bytes);
   std::vector<ProbeTarget> targets(static_cast<std::size_t>(s.nranks));
   std::vector<MemoryFileAddress> bells(static_cast<std::size_t>(s.nranks));  // where each rank's doorbell opens
@@ -189,6 +197,14 @@ void Window::Impl::negotiate(bool shared_memory_path) {
     t.address = rd.str();
     t.interface = rd.str();
     bells[r] = MemoryFileAddress::from_text(rd.str());
+    const std::string key = rd.str();
+    p.host = rd.str();
+    const auto port = rd.get<std::uint16_t>();
+    // Each peer's life is watched the way its host allows: by pid on this
+    // host, by a kept TCP connection to its liveness listener on another.
+    if (r != s.rank && st.empty())
+      p.life = key == key_here ? watch_process(static_cast<pid_t>(p.pid))
+                                 : watch_link(p.host, ip_part(t.address), port, p.pid);
     if (!st.empty()) {
       failures += " rank " + std::to_string(r) + ": " + st + ";";
       continue;

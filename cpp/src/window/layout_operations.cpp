@@ -128,14 +128,14 @@ void Window::put(const void* origin, const Layout& origin_layout, int target, st
                  const Layout& target_layout, Request* request) {
   auto state = request_state_for(request);
   impl_->put(static_cast<const std::byte*>(origin), origin_layout, target, disp, target_layout, state);
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 void Window::get(void* result, const Layout& result_layout, int target, std::int64_t disp,
                  const Layout& target_layout, Request* request) {
   auto state = request_state_for(request);
   impl_->get(static_cast<std::byte*>(result), result_layout, target, disp, target_layout, state);
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 void Window::accumulate(const void* origin, const Layout& origin_layout, int target, std::int64_t disp,
@@ -144,7 +144,7 @@ void Window::accumulate(const void* origin, const Layout& origin_layout, int tar
   auto state = request_state_for(request);
   impl_->atomic({Function::Accumulate, op, origin, nullptr, nullptr, 0, origin_layout.dtype()}, &origin_layout,
                 nullptr, target, disp, target_layout, state);
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 void Window::get_accumulate(const void* origin, const Layout& origin_layout, void* result,
@@ -154,7 +154,7 @@ void Window::get_accumulate(const void* origin, const Layout& origin_layout, voi
   auto state = request_state_for(request);
   impl_->atomic({Function::GetAccumulate, op, origin, nullptr, result, 0, result_layout.dtype()}, &origin_layout,
                 &result_layout, target, disp, target_layout, state);
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 }  // namespace onesided

@@ -20,7 +20,7 @@ void Window::Impl::notify(int target, std::uint64_t index, const RequestPtr& req
 void Window::notify(int target, std::size_t index, Request* request) {
   auto state = request_state_for(request);
   impl_->notify(target, index, state);
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 std::size_t Window::notifications() const { return impl_->notify_counters.size(); }
@@ -52,7 +52,7 @@ void Window::wait_notify(std::size_t index, std::uint64_t value) {
   s.endpoint->progress().spin([&] { return impl_->notify_counters.reached(i, value); },
                               [&] {
                                 if (std::chrono::steady_clock::now() < next) return;
-                                s.check_peers();  // on one host: raises if a rank died
+                                s.check_peers();  // raises if a rank died (pid, or liveness connection)
                                 next = std::chrono::steady_clock::now() + kPeerCheck;
                               });
 }

@@ -100,13 +100,13 @@ void Window::put(const void* origin, std::size_t count, Dtype dtype, int target,
                  Request* request) {
   auto state = request_state_for(request);
   impl_->put(origin, count, dtype, target, disp, state);
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 void Window::get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp, Request* request) {
   auto state = request_state_for(request);
   impl_->get(result, count, dtype, target, disp, state);
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 void Window::accumulate(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp, Op op,
@@ -114,7 +114,7 @@ void Window::accumulate(const void* origin, std::size_t count, Dtype dtype, int 
   Impl::check_admits(Function::Accumulate, op);
   auto state = request_state_for(request);
   impl_->atomic({Function::Accumulate, op, origin, nullptr, nullptr, count, dtype}, target, disp, state);
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 void Window::get_accumulate(const void* origin, void* result, std::size_t count, Dtype dtype, int target,
@@ -122,7 +122,7 @@ void Window::get_accumulate(const void* origin, void* result, std::size_t count,
   Impl::check_admits(Function::GetAccumulate, op);
   auto state = request_state_for(request);
   impl_->atomic({Function::GetAccumulate, op, origin, nullptr, result, count, dtype}, target, disp, state);
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 void Window::fetch_and_op(const void* origin, void* result, Dtype dtype, int target, std::int64_t disp, Op op,
@@ -130,7 +130,7 @@ void Window::fetch_and_op(const void* origin, void* result, Dtype dtype, int tar
   Impl::check_admits(Function::FetchAndOp, op);
   auto state = request_state_for(request);
   impl_->atomic({Function::FetchAndOp, op, origin, nullptr, result, 1, dtype}, target, disp, state);
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 void Window::compare_and_swap(const void* origin, const void* compare, void* result, Dtype dtype, int target,
@@ -139,7 +139,7 @@ void Window::compare_and_swap(const void* origin, const void* compare, void* res
   // generalised form takes (comperand, swaperand).
   auto state = request_state_for(request);
   impl_->atomic({Function::CompareAndSwap, Op::CswapEq, compare, origin, result, 1, dtype}, target, disp, state);
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 void Window::rmw(Op op, const void* origin, void* result, std::size_t count, Dtype dtype, int target,
@@ -149,7 +149,7 @@ void Window::rmw(Op op, const void* origin, void* result, std::size_t count, Dty
   impl_->implicit_epoch(target, assertion, [&] {
     impl_->atomic({Function::Rmw, op, origin, nullptr, result, count, dtype}, target, disp, state);
   });
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 void Window::rmw2(Op op, const void* origin, const void* origin2, void* result, std::size_t count, Dtype dtype,
@@ -159,7 +159,7 @@ void Window::rmw2(Op op, const void* origin, const void* origin2, void* result, 
   impl_->implicit_epoch(target, assertion, [&] {
     impl_->atomic({Function::Rmw2, op, origin, origin2, result, count, dtype}, target, disp, state);
   });
-  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  if (request) *request = Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 }  // namespace onesided

@@ -145,7 +145,7 @@ Request Window::flush_request(int target) {
   if (target == kProcNull) return Request(state, impl_->s.endpoint, target, 0);
   impl_->s.check_rank(target);
   impl_->path->complete_when_drained(target, state);
-  return Request(state, impl_->s.endpoint, target, impl_->s.watched_pid(target));
+  return Request(state, impl_->s.endpoint, target, impl_->s.life_of(target));
 }
 
 Request Window::flush_all_request() {

@@ -41,10 +41,6 @@ std::string address_text(const std::string& raw) {
   return "";
 }
 
-std::string ip_part(const std::string& address) {
-  if (!address.empty() && address[0] == '[') return address.substr(1, address.find(']') - 1);
-  return address.substr(0, address.rfind(':'));
-}
 
 struct Interface {
   std::string name, ip;
@@ -113,6 +109,11 @@ Probe Probe::open(Transport& transport) {
   p.target.address = address_text(transport.address());
   p.target.interface = interface_with(ip_part(p.target.address));
   return p;
+}
+
+std::string ip_part(const std::string& address) {
+  if (!address.empty() && address[0] == '[') return address.substr(1, address.find(']') - 1);
+  return address.substr(0, address.rfind(':'));
 }
 
 std::chrono::milliseconds connect_timeout() {

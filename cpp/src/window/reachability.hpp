@@ -35,6 +35,10 @@ struct Probe {
   static Probe open(Transport& transport);
 };
 
+// The IP address of a ProbeTarget's address ("10.0.0.2:41234" gives
+// "10.0.0.2", "[fe80::1]:7" gives "fe80::1"; "" gives "").
+std::string ip_part(const std::string& address);
+
 // How long a rank waits for its probes: ONESIDED_CONNECT_TIMEOUT seconds
 // (default 20; 0: no probes; a malformed value raises, naming it).
 std::chrono::milliseconds connect_timeout();

@@ -1,8 +1,9 @@
 // Request: waits for the transfers of one operation (request_state.hpp),
 // watching the target's process as window waits watch their peers
-// (peers/peer_watch.hpp): an operation whose target died never completes.
+// (peers/peer_watch.hpp, peers/liveness.hpp: by pid on this host, by a kept
+// TCP connection on another): an operation whose target died never completes.
 #include "transport/endpoint.hpp"
-#include "memory/process.hpp"
+#include "peers/liveness.hpp"
 #include "onesided/error.hpp"
 #include "onesided/request.hpp"
 #include "paths/request_state.hpp"
@@ -13,9 +14,10 @@
 namespace onesided {
 
 void Request::check_target() {
-  if (target_pid_ > 0 && detail::process_gone(static_cast<pid_t>(target_pid_)))
-    raise(ErrorCategory::Transport, "rank " + std::to_string(target_) + " (pid " + std::to_string(target_pid_) +
-                                        ") has died; the request's operation cannot complete");
+  if (!target_life_) return;
+  if (const auto why = target_life_->gone())
+    raise(ErrorCategory::Transport,
+          "rank " + std::to_string(target_) + " " + *why + "; the request's operation cannot complete");
 }
 
 void Request::wait() {
@@ -23,11 +25,12 @@ void Request::wait() {
   auto& s = *state_;
   if (s.release_held) s.release_held();
   auto done = [&] { return s.done(); };
-  if (target_pid_ > 0)
+  if (target_life_)
     detail::wait_watching(endpoint_->progress(), done, [this] { check_target(); });
   else
     endpoint_->progress().wait(done);
   if (s.failed) {
+    check_target();  // a provider error from a dead target: name it and its host
     std::lock_guard lk(s.mutex);
     raise(ErrorCategory::Transport, "the operation failed: " + s.error);
   }
@@ -38,7 +41,7 @@ bool Request::test() {
   if (state_->release_held) state_->release_held();
   if (!state_->done()) endpoint_->progress().poll();
   if (!state_->done()) {
-    if (target_pid_ > 0) {
+    if (target_life_) {
       const auto now = std::chrono::steady_clock::now();
       if (now >= next_check_) {
         next_check_ = now + detail::kPeerCheck;

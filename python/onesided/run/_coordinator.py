@@ -13,12 +13,18 @@ Guarantees
   reports) or disagreement (another kind or sequence number) breaks the
   world: the pending collective and every later one fail, at every rank
   that calls them, with the first reason.
+* A rank whose host goes silent (host down, link cut) departs once its
+  connection has had no TCP keepalive answer for the peer timeout
+  (``ONESIDED_PEER_TIMEOUT``, default 3 s): the kernel answers keepalives,
+  so a rank busy in Python or stopped never departs this way.
 * Waiting is driven by events (readable sockets, a wake-up socket); nothing polls.
 """
 
 from __future__ import annotations
 
+import errno
 import hmac
+import os
 import queue
 import selectors
 import socket
@@ -48,6 +54,30 @@ _MAX_HELLO = 4096
 _RECV_SIZE = 1 << 18
 
 
+def peer_timeout() -> int:
+    """Seconds a rank's host may stay silent before it departs:
+    ``ONESIDED_PEER_TIMEOUT``, a whole number in [2, 3600] (default 3), the
+    core's setting for its own liveness connections (peers/liveness.hpp)."""
+    text = os.environ.get("ONESIDED_PEER_TIMEOUT", "") or "3"
+    if not text.isdigit() or not 2 <= int(text) <= 3600:
+        raise ValueError(f"ONESIDED_PEER_TIMEOUT={text} is not a whole number of seconds in [2, 3600]")
+    return int(text)
+
+
+def _remote(host: str) -> str:
+    """``host`` when it is another machine's address, else "" (not worth naming)."""
+    return "" if host.startswith("127.") or host in ("::1", "::ffff:127.0.0.1") else host
+
+
+def _keep_alive(sock: socket.socket, timeout: int) -> None:
+    """Probe every second while idle; drop after ``timeout`` s without an answer."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, timeout)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, timeout * 1000)
+
+
 @dataclass(eq=False)
 class _Connection:
     sock: socket.socket
@@ -55,6 +85,7 @@ class _Connection:
     rejected: bool = False  # hello refused: discard input until the peer closes
     inbox: bytearray = field(default_factory=bytearray)
     outbox: bytearray = field(default_factory=bytearray)
+    host: str = ""  # the rank's address as this end sees it, for messages
 
 
 class Coordinator:
@@ -71,6 +102,7 @@ class Coordinator:
     def __init__(self, size: int, token: bytes, host: str = "127.0.0.1") -> None:
         self._size = size
         self._token = token
+        self._timeout = peer_timeout()
         # Every connection must prove the job's token (hello) before it takes part.
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._listener = socket.create_server((host, 0), family=family, backlog=max(size, 128))
@@ -162,24 +194,33 @@ class Coordinator:
     def _accept(self) -> None:
         while True:
             try:
-                sock, _ = self._listener.accept()
+                sock, address = self._listener.accept()
             except BlockingIOError:
                 return
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._selector.register(sock, selectors.EVENT_READ, _Connection(sock))
+            _keep_alive(sock, self._timeout)
+            self._selector.register(sock, selectors.EVENT_READ, _Connection(sock, host=_remote(address[0])))
 
     def _receive(self, connection: _Connection) -> None:
+        silent = False
         try:
             chunk = connection.sock.recv(_RECV_SIZE)
         except BlockingIOError:
             return
-        except OSError:
+        except OSError as exc:
             chunk = b""
+            silent = exc.errno in (errno.ETIMEDOUT, errno.EHOSTUNREACH, errno.ENETUNREACH)
         if not chunk:
             self._close(connection)
-            if connection.rank is not None:
-                self._depart(connection.rank, "closed its connection without saying bye (did it crash?)")
+            if connection.rank is None:
+                return
+            at = f"(at {connection.host}) " if connection.host else ""
+            if silent:
+                how = f"is unreachable: its host answered no TCP keepalive for {self._timeout} s"
+                self._depart(connection.rank, f"{at}{how} (the host, or the link to it, is down)")
+            else:
+                self._depart(connection.rank, f"{at}closed its connection without saying bye (did it crash?)")
             return
         if connection.rejected:
             return

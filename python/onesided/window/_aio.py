@@ -24,8 +24,8 @@ Guarantees:
   cannot abandon it; its buffers stay referenced by the Request) and removes
   the loop's reader once nothing else awaits: no reader outlives its use.
 - Every 100 ms while a loop awaits requests, it looks at them once as
-  ``Test`` does, so a target on this host that died is reported (as by
-  ``Wait``) rather than awaited for ever. That is a watchdog, not the
+  ``Test`` does, so a target that died, on this host or another, is
+  reported (as by ``Wait``) rather than awaited for ever. That is a watchdog, not the
   completion path: completions arrive through the eventfd.
 """
 
