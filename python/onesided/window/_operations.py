@@ -172,13 +172,19 @@ def fetching(op: Any, result: Any, origin: Any, target_rank: int, without_operan
              rule: Callable[[Message | None, Message | None, str], None],
              what: str) -> tuple[int, Message | None, Message | None]:
     """The op code, result and origin of a call that fetches into ``result``.
-    ``origin`` may be None when the op is ``without_operand`` (NO_OP,
-    RMW_INC: no operand to read); else it must satisfy ``rule`` against
+    When the op is ``without_operand`` (NO_OP, RMW_INC: no operand to read)
+    the origin is ignored, as MPI says, once its form is checked; else it must satisfy ``rule`` against
     the result (same dtype, or same dtype and count). Toward PROC_NULL
     either may be None (None is returned for it)."""
     code = op_code(op)
     r = _spec(result, target_rank, writable=True, what="result", accumulate=True)
-    if origin is None and code == without_operand:
+    if code == without_operand:
+        # MPI ignores the origin of NO_OP (origin_addr, origin_count and
+        # origin_datatype alike), and programs spell it None, [None, 0, T],
+        # [None, 0, MPI.DATATYPE_NULL] or [buf, 0, T]: each is taken once
+        # its form is checked, and nothing of it is read.
+        if not absent(origin, "origin"):
+            message(origin, writable=False, what="origin")
         return code, r, (r if r is None else Message(None, r.count, r.dtype))
     o = _spec(origin, target_rank, writable=False, what="origin", accumulate=True)
     rule(o, r, what)
