@@ -6,11 +6,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "paths/data_path.hpp"
 #include "state/window_state.hpp"
 
 namespace onesided::detail {
+
+// A stretch of a contiguous access that lies in one attached region.
+struct RegionPiece {
+  Where where;
+  std::size_t bytes = 0;
+};
 
 class Addressing {
  public:
@@ -20,6 +27,13 @@ class Addressing {
   // after checking they lie inside what the target exposes: a Bounds error
   // otherwise, before anything is sent. Overflow-safe for any arguments.
   virtual Where locate(int target, std::int64_t disp, std::int64_t shift, std::size_t bytes) = 0;
+  // The same check for a contiguous access, as the pieces it moves: one,
+  // or on a dynamic window one per region where the range crosses regions
+  // attached side by side (MPI 4.1 section 12.2.4 makes only an access to
+  // memory that is not attached erroneous). `bytes` > 0.
+  virtual std::vector<RegionPiece> pieces(int target, std::int64_t disp, std::size_t bytes) {
+    return {{locate(target, disp, 0, bytes), bytes}};
+  }
   // Target side: this rank's bytes at position `at` (a Where's `at`), or
   // null when [at, at + bytes) is not its exposed memory.
   virtual std::byte* local(std::uint64_t at, std::size_t bytes) = 0;
