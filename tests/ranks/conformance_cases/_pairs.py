@@ -73,8 +73,7 @@ def get_accumulate_minloc_double_int(Win, MPI, comm, np):
         win.Get_accumulate([origin, 4, T], [result, 4, T], peer, (0, 4, T), MPI.MINLOC)
         return result
 
-    r, local = _pair_window(Win, MPI, comm, np, "DOUBLE_INT", op)
-    return (r if not isinstance(r, list) else [list(p) for p in r]), local
+    return _pair_window(Win, MPI, comm, np, "DOUBLE_INT", op)
 
 
 @case
@@ -82,13 +81,13 @@ def fetch_and_op_maxloc_twoint(Win, MPI, comm, np):
     def op(win, T, peer, rank, dt):
         origin, result = keep(np.array([(9, 2)], dt)), keep(np.zeros(1, dt))
         win.Fetch_and_op([origin, 1, T], [result, 1, T], peer, 3, MPI.MAXLOC)
-        return _pairs(result)
+        return result  # read after the epoch (_pair_window's Fence): valid only then
 
     return _pair_window(Win, MPI, comm, np, "TWOINT", op)
 
 
 @case
-def pair_replace_then_no_op_long_double_int(Win, MPI, comm, np):
+def pair_replace_then_no_op_double_int(Win, MPI, comm, np):
     """REPLACE writes whole pairs, NO_OP reads them (in separate epochs: the
     same bytes)."""
     def op(win, T, peer, rank, dt):
@@ -96,9 +95,9 @@ def pair_replace_then_no_op_long_double_int(Win, MPI, comm, np):
         win.Accumulate([origin, 2, T], peer, (1, 2, T), MPI.REPLACE)
         win.Fence()
         win.Get_accumulate([origin, 2, T], [result, 2, T], peer, (1, 2, T), MPI.NO_OP)
-        return _pairs(result)
+        return result
 
-    return _pair_window(Win, MPI, comm, np, "LONG_DOUBLE_INT", op)
+    return _pair_window(Win, MPI, comm, np, "DOUBLE_INT", op)
 
 
 # -- NO_OP: the origin is ignored --------------------------------------------------------------
@@ -142,7 +141,7 @@ def which_accumulate_ops_sum_no_op(Win, MPI, comm, np):
         old, now = np.zeros(1, "q"), np.zeros(1, "q")
         win.Lock(peer)
         r = attempt(lambda: (win.Fetch_and_op(np.array([3 + rank], "q"), old, peer, 0, MPI.SUM), win.Flush(peer),
-                             win.Fetch_and_op(None, now, peer, 0, MPI.NO_OP)))
+                             win.Fetch_and_op(np.zeros(1, "q"), now, peer, 0, MPI.NO_OP)))
         win.Unlock(peer)
         comm.Barrier()
         return r, old.tolist(), now.tolist(), mem.tolist()
@@ -182,16 +181,8 @@ _struct_case("put_struct_mixed_types", get=False)
 _struct_case("get_struct_mixed_types", get=True)
 
 
-@case
-def accumulate_struct_mixed_types(Win, MPI, comm, np):
-    """Accumulate-style calls take one predefined type: an MPI error."""
-    T = _struct(MPI)
-    try:
-        return fence_op(Win, MPI, comm, np,
-                        lambda w, peer, rank: w.Accumulate([keep(bytearray(16)), 1, T], peer, (0, 1, T), MPI.REPLACE),
-                        n=32, dtype="B")
-    finally:
-        T.Free()
+# (An accumulate-style call on such a struct is erroneous in MPI: MPICH 4.0.2
+# aborts the job on it, so onesided's refusal is tested in tests/test_pairs.py.)
 
 
 # -- dynamic windows: one access across two adjacent attached regions -------------------------------------
