@@ -53,6 +53,7 @@ RMW2_OPS: dict[str, Op] = {
                  "comp_swap_ne"]
 }
 
+
 def _pair_record(value: np.dtype, index_offset: int, itemsize: int) -> np.dtype:
     # MPI's pair types as C lays out struct { value; int index; }: the
     # record numpy's align=True makes, and mpi4py's dtlib too.
@@ -83,21 +84,14 @@ _DTYPES: list[np.dtype] = [_numpy_dtype(code) for code in range(len(_NAMES))]
 # MPI's pair types as numpy records, by mpi4py's names (the table names them
 # so: twoint is MPI.TWOINT); onesided.DOUBLE_INT, ... are these.
 PAIR_DTYPES: dict[str, np.dtype] = {_NAMES[code].upper(): _DTYPES[code] for code in _PAIRS}
+# Keyed by (kind, itemsize) so that aliases (np.longlong vs np.int64) agree;
+# a pair by its fields' (kind, itemsize, offset) and its itemsize, whatever
+# the fields' names (mpi4py's records and the user's own alike).
 _CODES: dict[Any, int] = {_key(d): i for i, d in enumerate(_DTYPES)}
 
 
 def dtype_of(code: int) -> np.dtype:
     return _DTYPES[code]
-
-
-def dtype_name(code: int) -> str:
-    """The table's name of a dtype code ("float64", "double_int")."""
-    return _NAMES[code]
-
-
-def is_pair(code: int) -> bool:
-    """Whether a dtype code is one of MPI's value-and-index pairs."""
-    return code in _PAIRS
 
 
 # numpy dtypes, scalar types (np.int64, float) and dtype strings already
