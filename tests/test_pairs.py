@@ -100,3 +100,33 @@ def test_both_op_keys_declare_what_both_name() -> None:
     win.Free()
     with pytest.raises(onesided.ArgumentError, match="names no op"):
         onesided.Window.Allocate(8, info={"accumulate_ops": "fetch_and_op:frobnicate"})
+
+
+def test_dynamic_calls_cross_regions_attached_side_by_side_but_never_split_an_element() -> None:
+    """MPI 4.1 12.2.4 makes only unattached memory erroneous: a contiguous call
+    may run across two adjacent regions; an accumulate-style one must not
+    split an element between them, and a gap is still out of bounds."""
+    win = onesided.Window.Create_dynamic()
+    mem = np.zeros(8, np.int64)
+    raw = mem.view(np.uint8)
+    win.Attach(raw[:16])
+    win.Attach(raw[16:44])  # a boundary at byte 44: inside element 5
+    win.Attach(raw[44:56])
+    base = onesided.Get_address(mem)
+    win.Lock(0)
+    win.Put(np.array([1, 2, 3], np.int64), 0, base + 8)  # elements 1..3, across byte 16
+    win.Flush(0)  # a put and an accumulate are not ordered
+    win.Accumulate(np.array([10, 20], np.int64), 0, base + 8, onesided.SUM)
+    win.Flush(0)
+    got = np.zeros(3, np.int64)
+    win.Get(got, 0, base + 8)
+    win.Flush(0)
+    assert got.tolist() == [11, 22, 3]
+    with pytest.raises(onesided.BoundsError, match="inside an element"):
+        win.Accumulate(np.ones(2, np.int64), 0, base + 32, onesided.SUM)  # element 5 straddles byte 44
+    with pytest.raises(onesided.BoundsError, match="not inside memory"):
+        win.Put(np.ones(3, np.int64), 0, base + 40)  # runs past byte 56: not attached
+    win.Unlock(0)
+    for part in (raw[:16], raw[16:44], raw[44:56]):
+        win.Detach(part)
+    win.Free()

@@ -31,19 +31,21 @@ class AttachedRegions final : public Addressing {
     return place(target, regions.front(), addr);
   }
 
-  std::vector<RegionPiece> pieces(int target, std::int64_t disp, std::size_t bytes) override {
+  void pieces(int target, std::int64_t disp, std::size_t bytes, std::size_t unit, PieceSink sink,
+              void* context) override {
     const auto addr = address(disp, 0, bytes);
     const auto regions = cover(target, addr, bytes);
     if (regions.empty()) outside(target, addr, bytes, false);
-    std::vector<RegionPiece> out;
-    std::uint64_t at = addr, left = bytes;
+    for (std::size_t k = 1; k < regions.size(); ++k)
+      if ((regions[k].base - addr) % unit)
+        raise(ErrorCategory::Bounds, "target range crosses attached regions inside an element (at address " +
+                                         std::to_string(regions[k].base) + "): an element must lie in one region");
+    std::uint64_t at = addr;
     for (const auto& r : regions) {
-      const std::uint64_t n = std::min(left, r.base + r.len - at);
-      out.push_back({place(target, r, at), static_cast<std::size_t>(n)});
+      const std::uint64_t n = std::min<std::uint64_t>(addr + bytes - at, r.base + r.len - at);
+      sink(context, place(target, r, at), static_cast<std::size_t>(at - addr), static_cast<std::size_t>(n));
       at += n;
-      left -= n;
     }
-    return out;
   }
 
   std::byte* local(std::uint64_t at, std::size_t bytes) override {
