@@ -114,11 +114,15 @@ def test_mixed_struct_names_its_types(made: list[Any]) -> None:
     t = MPI.Datatype.Create_struct([1, 1], [0, 8], [I8, F8])
     made.append(t)
     d = _datatypes.decode(t)
-    assert d.dtype is None and set(d.mixed) == {"int64", "float64"}
+    # Its bytes, field by field (Put and Get move it so), and the types it mixes.
+    assert d.dtype == np.uint8 and d.count == 16 and set(d.mixed) == {"int64", "float64"}
+    assert _datatypes.offsets(d.blocks) == list(range(16))
     v = t.Create_contiguous(2)
     made.append(v)
-    assert set(_datatypes.decode(v).mixed) == {"int64", "float64"}
-    assert _datatypes.decode(MPI.DOUBLE_INT).mixed
+    assert set(_datatypes.decode(v).mixed) == {"int64", "float64"} and _datatypes.decode(v).count == 32
+    # MPI's pair types are elements of the table, not mixed structs.
+    pair = _datatypes.decode(MPI.DOUBLE_INT)
+    assert not pair.mixed and pair.dtype == onesided.DOUBLE_INT and pair.count == 1 and pair.contiguous
 
 
 def test_darray_is_refused_clearly(made: list[Any]) -> None:

@@ -82,6 +82,17 @@ PYBIND11_MODULE(_core, m) {
     for (const auto& d : onesided::kDtypes) out.append(py::make_tuple(std::string(d.name), d.size));
     return out;
   });
+  // The pair dtypes as (code, value dtype code, byte offset of the index,
+  // itemsize): Python makes their numpy records from these.
+  m.def("pairs", [] {
+    py::list out;
+    for (const auto& d : onesided::kDtypes)
+      if (auto value = onesided::pair_value(d.id))
+        out.append(py::make_tuple(static_cast<int>(d.id), static_cast<int>(*value),
+                                  onesided::pair_index_offset(d.id),
+                                  d.size));
+    return out;
+  });
   m.def("ops", [] {
     py::list out;
     for (const auto& o : onesided::kOps) out.append(py::make_tuple(std::string(o.name), o.operands));

@@ -36,6 +36,7 @@ inline std::array<int, 64>& dtype_of_typenum() {
     std::array<int, 64> t;
     t.fill(-1);
     for (const auto& d : kDtypes) {
+      if (d.cls == kPair) continue;  // numpy records: the full parse
       const int num = py::dtype(std::string(d.name)).num();
       if (num >= 0 && num < 64) t[static_cast<std::size_t>(num)] = static_cast<int>(d.id);
     }

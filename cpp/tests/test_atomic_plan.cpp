@@ -40,6 +40,29 @@ TEST(OpSet, RejectsWhatItCannotMean) {
     EXPECT_THROW(OpSet::parse(bad), Error) << bad;
 }
 
+// MPICH's which_accumulate_ops: op names for every call, cswap, none,
+// any_op; what MPICH does not know is ignored, never an error.
+TEST(OpSet, ReadsMpichsGrammarAndNeverFails) {
+  auto s = OpSet::parse_mpich("sum,no_op");
+  for (auto f : {Function::Accumulate, Function::GetAccumulate, Function::FetchAndOp, Function::Rmw})
+    EXPECT_TRUE(s.contains(f, Op::Sum)) << function_name(f);
+  EXPECT_TRUE(s.contains(Function::GetAccumulate, Op::NoOp));
+  EXPECT_TRUE(s.contains(Function::FetchAndOp, Op::NoOp));
+  EXPECT_FALSE(s.contains(Function::Accumulate, Op::Max));
+  EXPECT_FALSE(s.contains(Function::CompareAndSwap, Op::CswapEq));
+  EXPECT_EQ(s.str(), "accumulate:sum,get_accumulate:sum,get_accumulate:no_op,fetch_and_op:sum,fetch_and_op:no_op,"
+                     "rmw:sum");
+  EXPECT_TRUE(OpSet::parse_mpich("cswap").contains(Function::CompareAndSwap, Op::CswapEq));
+  EXPECT_TRUE(OpSet::parse_mpich("maxloc,minloc").contains(Function::Accumulate, Op::MinLoc));
+  EXPECT_EQ(OpSet::parse_mpich("any_op"), OpSet::all());
+  EXPECT_EQ(OpSet::parse_mpich("none").str(), "none");
+  EXPECT_EQ(OpSet::parse("none"), OpSet::parse_mpich("none"));
+  EXPECT_EQ(OpSet::parse_mpich("bogus,sum"), OpSet::parse_mpich("sum"));  // unknown items ignored
+  EXPECT_EQ(OpSet::parse_mpich("bogus"), OpSet::all());                  // nothing known: the default
+  EXPECT_EQ(OpSet::parse_mpich("rmw:swap").str(), "rmw:replace");        // onesided's items too
+  EXPECT_EQ((OpSet::parse("fetch_and_op") & OpSet::parse_mpich("sum")).str(), "fetch_and_op:sum");
+}
+
 TEST(Ordering, ParsesSubsetsInAnyOrderAndNone) {
   EXPECT_EQ(Ordering::parse("waw, rar").str(), "rar,waw");
   EXPECT_EQ(Ordering::parse("none").str(), "none");

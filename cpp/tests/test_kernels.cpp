@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "atomics/cpu_atomics.hpp"
 #include "atomics/kernels.hpp"
 
 using namespace onesided;
@@ -80,4 +81,69 @@ TEST(OpTable, ApplicabilityFollowsMpiRules) {
   EXPECT_EQ(dtype_from_name("uint16"), Dtype::UInt16);
   EXPECT_EQ(op_from_name("comp_swap_le"), Op::CswapLe);
   EXPECT_FALSE(op_from_name("nonsense").has_value());
+}
+
+// MPI 4.1 section 6.9.4: MAXLOC and MINLOC keep the extremum with its index;
+// on equal values the smaller index wins, for both ops.
+template <class Pair>
+void check_loc(Op op, Pair t, Pair a, Pair want, bool cpu) {
+  Pair old{};
+  if (cpu) {
+    static detail::cpu::Stripes stripes{};
+    alignas(16) Pair target = t;
+    detail::cpu::apply(op, *dtype_of_type<Pair>(), reinterpret_cast<std::byte*>(&target), 0, &a, nullptr, &old, 1,
+                       stripes);
+    t = target;
+  } else {
+    kernels::apply(op, *dtype_of_type<Pair>(), &t, &a, nullptr, &old, 1);
+  }
+  EXPECT_EQ(t.value, want.value) << op_info(op).name << (cpu ? " cpu" : " kernel");
+  EXPECT_EQ(t.index, want.index) << op_info(op).name << (cpu ? " cpu" : " kernel");
+}
+
+TEST(Kernels, MaxLocAndMinLocTakeTheSmallerIndexOnTies) {
+  for (bool cpu : {false, true}) {
+    // A larger (smaller) value wins with its index, whatever the indices.
+    check_loc<IntInt>(Op::MaxLoc, {3, 1}, {5, 9}, {5, 9}, cpu);
+    check_loc<IntInt>(Op::MaxLoc, {5, 1}, {3, 0}, {5, 1}, cpu);
+    check_loc<IntInt>(Op::MinLoc, {3, 1}, {5, 0}, {3, 1}, cpu);
+    check_loc<IntInt>(Op::MinLoc, {5, 7}, {3, 9}, {3, 9}, cpu);
+    // Ties: the smaller index, from the target or from the origin.
+    check_loc<IntInt>(Op::MaxLoc, {4, 2}, {4, 1}, {4, 1}, cpu);
+    check_loc<IntInt>(Op::MaxLoc, {4, 1}, {4, 2}, {4, 1}, cpu);
+    check_loc<IntInt>(Op::MinLoc, {4, 2}, {4, 1}, {4, 1}, cpu);
+    check_loc<IntInt>(Op::MinLoc, {4, 1}, {4, 2}, {4, 1}, cpu);
+    // Every pair type, on both sides of the lock-free size.
+    check_loc<ShortInt>(Op::MinLoc, {-2, 0, 5}, {-2, 0, 3}, {-2, 0, 3}, cpu);
+    check_loc<FloatInt>(Op::MaxLoc, {1.5f, 4}, {2.5f, 6}, {2.5f, 6}, cpu);
+    check_loc<LongInt>(Op::MaxLoc, {1LL << 40, 2}, {1LL << 40, 1}, {1LL << 40, 1}, cpu);
+    check_loc<DoubleInt>(Op::MinLoc, {0.25, 3, 0}, {0.5, 1, 0}, {0.25, 3, 0}, cpu);
+    check_loc<LongDoubleInt>(Op::MaxLoc, {2.0L, 8, {}}, {2.0L, 7, {}}, {2.0L, 7, {}}, cpu);
+  }
+}
+
+TEST(Kernels, PairReplaceAndNoOpMoveWholePairs) {
+  DoubleInt t{1.5, 3, 0}, a{-7.0, 11, 0}, old{};
+  kernels::apply(Op::Replace, Dtype::DoubleIntPair, &t, &a, nullptr, &old, 1);
+  EXPECT_EQ(old.value, 1.5);
+  EXPECT_EQ(old.index, 3);
+  EXPECT_EQ(t.value, -7.0);
+  EXPECT_EQ(t.index, 11);
+  kernels::apply(Op::NoOp, Dtype::DoubleIntPair, &t, nullptr, nullptr, &old, 1);
+  EXPECT_EQ(old.value, -7.0);
+  EXPECT_EQ(old.index, 11);
+}
+
+TEST(OpTable, PairsTakeOnlyTheLocOpsReplaceAndNoOp) {
+  for (const auto& o : kOps)
+    EXPECT_EQ(op_applies(o.id, Dtype::FloatIntPair),
+              o.id == Op::MaxLoc || o.id == Op::MinLoc || o.id == Op::Replace || o.id == Op::NoOp)
+        << o.name;
+  EXPECT_FALSE(op_applies(Op::MaxLoc, Dtype::Float64));
+  EXPECT_FALSE(function_admits(Function::Rmw, Op::MinLoc));
+  EXPECT_TRUE(function_admits(Function::FetchAndOp, Op::MaxLoc));
+  EXPECT_EQ(pair_value(Dtype::LongDoubleIntPair), Dtype::LongDouble);
+  EXPECT_EQ(pair_index_offset(Dtype::DoubleIntPair), 8u);
+  EXPECT_EQ(pair_index_offset(Dtype::ShortIntPair), 4u);
+  EXPECT_FALSE(pair_value(Dtype::Float64).has_value());
 }

@@ -14,6 +14,8 @@ from __future__ import annotations
 import atexit
 from typing import Any
 
+import numpy as np
+
 from .boot._crash_signals import keep_signals_visible
 
 # Before the core (and with it libfabric and libinfinipath) is loaded: a
@@ -39,7 +41,7 @@ from ._errors import (
     TransportError,
     UnsupportedError,
 )
-from ._types import OPS, RMW2_OPS, RMW_OPS, Op
+from ._types import OPS, PAIR_DTYPES, RMW2_OPS, RMW_OPS, Op
 from .args._layout import Layout
 from .window._mpi_objects import Get_address
 from .comm import _exit_deadline
@@ -115,6 +117,19 @@ LOR: Op = OPS["lor"]
 LXOR: Op = OPS["lxor"]
 REPLACE: Op = OPS["replace"]
 NO_OP: Op = OPS["no_op"]
+MAXLOC: Op = OPS["maxloc"]
+MINLOC: Op = OPS["minloc"]
+
+# MPI's value-and-index pairs for MAXLOC and MINLOC, as numpy records (mpi4py's
+# names; MPI.DOUBLE_INT is accepted as it is, and so is any record of the same
+# layout whatever its field names).
+SHORT_INT: np.dtype = PAIR_DTYPES["SHORT_INT"]
+TWOINT: np.dtype = PAIR_DTYPES["TWOINT"]
+INT_INT: np.dtype = TWOINT  # mpi4py's alias
+LONG_INT: np.dtype = PAIR_DTYPES["LONG_INT"]
+FLOAT_INT: np.dtype = PAIR_DTYPES["FLOAT_INT"]
+DOUBLE_INT: np.dtype = PAIR_DTYPES["DOUBLE_INT"]
+LONG_DOUBLE_INT: np.dtype = PAIR_DTYPES["LONG_DOUBLE_INT"]
 
 # Seed 002's generalised read-modify-write ops (Window.Rmw / Rmw2).
 RMW_INC: Op = RMW_OPS["RMW_INC"]
@@ -215,6 +230,15 @@ __all__ = [
     "LXOR",
     "REPLACE",
     "NO_OP",
+    "MAXLOC",
+    "MINLOC",
+    "SHORT_INT",
+    "TWOINT",
+    "INT_INT",
+    "LONG_INT",
+    "FLOAT_INT",
+    "DOUBLE_INT",
+    "LONG_DOUBLE_INT",
     "LOCK_EXCLUSIVE",
     "LOCK_SHARED",
     "MODE_NOCHECK",

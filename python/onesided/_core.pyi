@@ -26,6 +26,9 @@ PROC_NULL: int
 def dtypes() -> list[tuple[str, int]]:
     """(numpy name, itemsize) per dtype, in table order."""
 
+def pairs() -> list[tuple[int, int, int, int]]:
+    """(code, value dtype code, byte offset of the index, itemsize) per pair dtype."""
+
 def ops() -> list[tuple[str, int]]:
     """(name, operand count) per op, in table order."""
 

@@ -53,9 +53,41 @@ RMW2_OPS: dict[str, Op] = {
                  "comp_swap_ne"]
 }
 
-_DTYPES: list[np.dtype] = [np.dtype(name) for name, _ in _core.dtypes()]
-# Keyed by (kind, itemsize) so that aliases (np.longlong vs np.int64) agree.
-_CODES: dict[tuple[str, int], int] = {(d.kind, d.itemsize): i for i, d in enumerate(_DTYPES)}
+
+def _pair_record(value: np.dtype, index_offset: int, itemsize: int) -> np.dtype:
+    # MPI's pair types as C lays out struct { value; int index; }: the
+    # record numpy's align=True makes, and mpi4py's dtlib too.
+    return np.dtype({"names": ["value", "index"], "formats": [value, np.int32], "offsets": [0, index_offset],
+                     "itemsize": itemsize})
+
+
+_NAMES: list[str] = [name for name, _ in _core.dtypes()]
+_PAIRS: dict[int, tuple[int, int, int]] = {code: (value, offset, size) for code, value, offset, size in _core.pairs()}
+
+
+def _numpy_dtype(code: int) -> np.dtype:
+    if code in _PAIRS:
+        value, offset, size = _PAIRS[code]
+        return _pair_record(np.dtype(_NAMES[value]), offset, size)
+    return np.dtype(_NAMES[code])
+
+
+def _key(dt: np.dtype) -> Any:
+    if dt.fields is None:
+        return (dt.kind, dt.itemsize)
+    fields = sorted(dt.fields.values(), key=lambda f: f[1])
+    return (tuple((f[0].kind, f[0].itemsize, f[1]) for f in fields), dt.itemsize)
+
+
+_DTYPES: list[np.dtype] = [_numpy_dtype(code) for code in range(len(_NAMES))]
+
+# MPI's pair types as numpy records, by mpi4py's names (the table names them
+# so: twoint is MPI.TWOINT); onesided.DOUBLE_INT, ... are these.
+PAIR_DTYPES: dict[str, np.dtype] = {_NAMES[code].upper(): _DTYPES[code] for code in _PAIRS}
+# Keyed by (kind, itemsize) so that aliases (np.longlong vs np.int64) agree;
+# a pair by its fields' (kind, itemsize, offset) and its itemsize, whatever
+# the fields' names (mpi4py's records and the user's own alike).
+_CODES: dict[Any, int] = {_key(d): i for i, d in enumerate(_DTYPES)}
 
 
 def dtype_of(code: int) -> np.dtype:
@@ -70,7 +102,8 @@ _KNOWN: dict[Any, int] = {}
 def dtype_code(dtype: Any) -> int:
     """The table index of a numpy dtype (or anything np.dtype accepts, or an
     mpi4py Datatype). Raises UnsupportedError for dtypes onesided cannot move
-    atomically (float16, structured, object, non-native byte order)."""
+    atomically (float16, object, non-native byte order, records other than
+    MPI's pairs)."""
     cacheable = isinstance(dtype, (np.dtype, type, str))
     if cacheable:
         known = _KNOWN.get(dtype)
@@ -83,13 +116,17 @@ def dtype_code(dtype: Any) -> int:
 
 
 def _dtype_code(dtype: Any) -> int:
+    if isinstance(dtype, str) and dtype in _NAMES:  # the table's own names ("double_int")
+        return _NAMES.index(dtype)
     dt = _to_numpy_dtype(dtype)
     if not dt.isnative:
         raise UnsupportedError(f"dtype {dt} is not in native byte order")
-    code = _CODES.get((dt.kind, dt.itemsize))
+    code = _CODES.get(_key(dt))
     if code is None:
-        supported = ", ".join(d.name for d in _DTYPES)
-        raise UnsupportedError(f"dtype {dt} is not supported (supported: {supported})")
+        supported = ", ".join(_NAMES)
+        pairs = ", ".join(f"{_NAMES[c]} {_DTYPES[c]}" for c in _PAIRS)
+        raise UnsupportedError(f"dtype {dt} is not supported (supported: {supported}; the pairs are the records "
+                               f"{pairs}, field names free)")
     return code
 
 

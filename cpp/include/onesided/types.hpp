@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 namespace onesided {
 
@@ -19,6 +20,7 @@ enum DtypeClass : unsigned {
   kUnsigned = 1u << 2,
   kFloat = 1u << 3,
   kComplex = 1u << 4,
+  kPair = 1u << 5,  // MPI's value-and-index pairs (MPI_2INT, MPI_DOUBLE_INT, ...)
 };
 inline constexpr unsigned kInteger = kSigned | kUnsigned;
 inline constexpr unsigned kReal = kInteger | kFloat;
@@ -27,6 +29,18 @@ inline constexpr unsigned kAll = kNumeric | kLogical;
 
 // One-token name so the table can write T{} for every element type.
 using long_double = long double;
+
+// MPI's pair types for MINLOC and MAXLOC, laid out as C lays out
+// struct { value; int index; } (what MPI_SHORT_INT ... MPI_LONG_DOUBLE_INT
+// describe and mpi4py maps to numpy records). The padding C would leave is
+// a named member, so an element's every byte is a value bit and a pair of 8
+// bytes moves as one 64-bit word; ops copy whole pairs, padding included.
+struct ShortInt { std::int16_t value; std::int16_t pad; std::int32_t index; };
+struct IntInt { std::int32_t value; std::int32_t index; };
+struct LongInt { std::int64_t value; std::int32_t index; std::int32_t pad; };
+struct FloatInt { float value; std::int32_t index; };
+struct DoubleInt { double value; std::int32_t index; std::int32_t pad; };
+struct LongDoubleInt { long double value; std::int32_t index; std::int32_t pad[3]; };
 
 // X(enumerator, C++ element type, numpy dtype name, class)
 #define ONESIDED_DTYPES(X)                                        \
@@ -44,11 +58,17 @@ using long_double = long double;
   X(LongDouble, long_double, "longdouble", kFloat)                \
   X(Complex64, std::complex<float>, "complex64", kComplex)        \
   X(Complex128, std::complex<double>, "complex128", kComplex)     \
-  X(CLongDouble, std::complex<long double>, "clongdouble", kComplex)
+  X(CLongDouble, std::complex<long double>, "clongdouble", kComplex) \
+  X(ShortIntPair, ShortInt, "short_int", kPair)                   \
+  X(IntIntPair, IntInt, "twoint", kPair)                          \
+  X(LongIntPair, LongInt, "long_int", kPair)                      \
+  X(FloatIntPair, FloatInt, "float_int", kPair)                   \
+  X(DoubleIntPair, DoubleInt, "double_int", kPair)                \
+  X(LongDoubleIntPair, LongDoubleInt, "long_double_int", kPair)
 
 // How many operands an op takes besides the target:
 //   0: INC, NO_OP            (origin ignored)
-//   1: SUM ... REPLACE, SWAP (origin)
+//   1: SUM ... REPLACE, SWAP, MAXLOC, MINLOC (origin)
 //   2: CSWAP_*, MSWAP        (origin = comperand or mask, origin2 = swap value)
 // X(enumerator, name used in info keys and Python constants, dtype classes, operands)
 #define ONESIDED_OPS(X)                                   \
@@ -56,14 +76,16 @@ using long_double = long double;
   X(Prod, "prod", kNumeric, 1)                            \
   X(Max, "max", kReal, 1)                                 \
   X(Min, "min", kReal, 1)                                 \
+  X(MaxLoc, "maxloc", kPair, 1)                           \
+  X(MinLoc, "minloc", kPair, 1)                           \
   X(Band, "band", kInteger, 1)                            \
   X(Bor, "bor", kInteger, 1)                              \
   X(Bxor, "bxor", kInteger, 1)                            \
   X(Land, "land", kInteger | kLogical, 1)                 \
   X(Lor, "lor", kInteger | kLogical, 1)                   \
   X(Lxor, "lxor", kInteger | kLogical, 1)                 \
-  X(Replace, "replace", kAll, 1)                          \
-  X(NoOp, "no_op", kAll, 0)                               \
+  X(Replace, "replace", kAll | kPair, 1)                  \
+  X(NoOp, "no_op", kAll | kPair, 0)                       \
   X(Inc, "inc", kNumeric, 0)                              \
   X(CswapEq, "comp_swap_eq", kAll, 2)                     \
   X(CswapNe, "comp_swap_ne", kAll, 2)                     \
@@ -161,7 +183,8 @@ constexpr bool function_admits(Function f, Op op) {
     case Function::GetAccumulate:
     case Function::FetchAndOp: return n == 1 || op == Op::NoOp;
     case Function::CompareAndSwap: return op == Op::CswapEq;
-    case Function::Rmw: return n == 1 || op == Op::Inc;
+    // The seed's Rmw names its ops (RMW_*): no MAXLOC or MINLOC among them.
+    case Function::Rmw: return (n == 1 && op != Op::MaxLoc && op != Op::MinLoc) || op == Op::Inc;
     case Function::Rmw2: return n == 2;
   }
   return false;
@@ -182,6 +205,38 @@ decltype(auto) visit_dtype(Dtype d, F&& f) {
 #undef ONESIDED_X
   }
   __builtin_unreachable();
+}
+
+// The table's dtype whose element type is V (nullopt: none).
+template <class V>
+constexpr std::optional<Dtype> dtype_of_type() {
+#define ONESIDED_X(e, T, name, cls) \
+  if constexpr (std::is_same_v<V, T>) return Dtype::e;
+  ONESIDED_DTYPES(ONESIDED_X)
+#undef ONESIDED_X
+  return std::nullopt;
+}
+
+// The value dtype of a pair dtype (float64 for double_int), for the Python
+// side's numpy records and the pair kernels; nullopt for the basic dtypes.
+inline std::optional<Dtype> pair_value(Dtype d) {
+  return visit_dtype(d, [](auto tag) -> std::optional<Dtype> {
+    if constexpr (requires { tag.index; })
+      return dtype_of_type<decltype(tag.value)>();
+    else
+      return std::nullopt;
+  });
+}
+
+// Where a pair's index sits, in bytes from the pair's start (0 for a basic dtype).
+inline std::size_t pair_index_offset(Dtype d) {
+  return visit_dtype(d, [](auto tag) -> std::size_t {
+    using T = decltype(tag);
+    if constexpr (requires { tag.index; })
+      return offsetof(T, index);
+    else
+      return 0;
+  });
 }
 
 }  // namespace onesided

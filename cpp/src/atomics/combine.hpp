@@ -47,6 +47,8 @@ T combine(Op op, T t, T a, T b) {
     case Op::Min:
       if constexpr (ordered) return a < t ? a : t;
       break;
+    case Op::MaxLoc:
+    case Op::MinLoc: break;  // pairs only: the overload below
     case Op::Band:
       if constexpr (integral) return static_cast<T>(t & a);
       break;
@@ -80,6 +82,31 @@ T combine(Op op, T t, T a, T b) {
       break;
   }
   return t;
+}
+
+// MPI's pair types (types.hpp): a value and its index.
+template <class T>
+concept ValueIndexPair = requires(T p) {
+  p.value;
+  p.index;
+};
+
+// The new value of a pair under the ops that apply to pairs. MAXLOC and
+// MINLOC as MPI 4.1 section 6.9.4 defines them: the larger (smaller) value
+// with its index, and on equal values the smaller index, for both. A pair is
+// replaced whole (padding included), so no op can tear one.
+template <ValueIndexPair T>
+T combine(Op op, T t, T a, T /*b*/) {
+  switch (op) {
+    case Op::MaxLoc:
+      if (a.value > t.value || (a.value == t.value && a.index < t.index)) return a;
+      return t;
+    case Op::MinLoc:
+      if (a.value < t.value || (a.value == t.value && a.index < t.index)) return a;
+      return t;
+    case Op::Replace: return a;
+    default: return t;  // NO_OP; no other op applies to pairs (op_applies)
+  }
 }
 
 }  // namespace onesided::detail

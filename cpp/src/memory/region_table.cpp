@@ -34,6 +34,25 @@ const AttachedRegion* RegionTable::find(std::uint64_t addr, std::uint64_t len) c
   return &r;
 }
 
+std::vector<AttachedRegion> RegionTable::cover(std::uint64_t addr, std::uint64_t len) const {
+  if (const auto* r = find(addr, len)) return {*r};
+  auto at = std::upper_bound(regions_.begin(), regions_.end(), addr,
+                             [](std::uint64_t a, const AttachedRegion& r) { return a < r.base; });
+  if (at == regions_.begin()) return {};
+  auto r = std::prev(at);
+  if (addr - r->base >= r->len) return {};  // addr is past the region before it
+  std::vector<AttachedRegion> out{*r};
+  // The bytes still to cover once the regions so far are; overflow-safe
+  // (find failed, so the range runs past the first region's end).
+  std::uint64_t left = len - (r->len - (addr - r->base));
+  for (auto next = std::next(r); left > 0; r = next++) {
+    if (next == regions_.end() || next->base != r->base + r->len) return {};
+    out.push_back(*next);
+    left -= std::min(left, next->len);
+  }
+  return out;
+}
+
 std::string RegionTable::bytes() const {
   return std::string(reinterpret_cast<const char*>(regions_.data()), regions_.size() * sizeof(AttachedRegion));
 }

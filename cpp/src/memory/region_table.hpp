@@ -26,6 +26,10 @@ class RegionTable {
   bool remove(std::uint64_t base);
   // The region holding all of [addr, addr + len), or null.
   const AttachedRegion* find(std::uint64_t addr, std::uint64_t len) const;
+  // The regions that together hold all of [addr, addr + len), in address
+  // order, each starting where the one before ends (regions attached side
+  // by side); empty when a byte of the range is not attached.
+  std::vector<AttachedRegion> cover(std::uint64_t addr, std::uint64_t len) const;
   bool empty() const { return regions_.empty(); }
   std::size_t size() const { return regions_.size(); }
 

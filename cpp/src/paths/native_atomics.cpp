@@ -28,8 +28,11 @@ struct Ones {
   Ones() {
     for (const auto& d : kDtypes)
       visit_dtype(d.id, [&](auto tag) {
-        const decltype(tag) one(1);
-        std::memcpy(bytes[static_cast<std::size_t>(d.id)].data(), &one, sizeof one);
+        using T = decltype(tag);
+        if constexpr (!requires { tag.index; }) {  // pairs have no INC (op_applies)
+          const T one(1);
+          std::memcpy(bytes[static_cast<std::size_t>(d.id)].data(), &one, sizeof one);
+        }
       });
   }
   const std::byte* at(Dtype d) const { return bytes[static_cast<std::size_t>(d)].data(); }

@@ -18,6 +18,8 @@ inline std::optional<fi_op> fabric_op(Op op) {
     case Op::Prod: return FI_PROD;
     case Op::Max: return FI_MAX;
     case Op::Min: return FI_MIN;
+    case Op::MaxLoc:  // libfabric has no value-and-index ops
+    case Op::MinLoc: return std::nullopt;
     case Op::Band: return FI_BAND;
     case Op::Bor: return FI_BOR;
     case Op::Bxor: return FI_BXOR;
@@ -57,6 +59,13 @@ inline std::optional<fi_datatype> fabric_datatype(Dtype d) {
     case Dtype::Complex64: return FI_FLOAT_COMPLEX;
     case Dtype::Complex128: return FI_DOUBLE_COMPLEX;
     case Dtype::CLongDouble: return FI_LONG_DOUBLE_COMPLEX;
+    // libfabric has no pair datatypes: their ops run in software.
+    case Dtype::ShortIntPair:
+    case Dtype::IntIntPair:
+    case Dtype::LongIntPair:
+    case Dtype::FloatIntPair:
+    case Dtype::DoubleIntPair:
+    case Dtype::LongDoubleIntPair: return std::nullopt;
   }
   return std::nullopt;
 }

@@ -6,6 +6,7 @@
 // the origin-side copies of every target's table with their stale flags
 // (refreshed at every epoch start and on a miss, by a round trip to the
 // target's progress engine).
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -24,31 +25,27 @@ class AttachedRegions final : public Addressing {
       : s_(s), remote_(static_cast<std::size_t>(s.nranks)), stale_(static_cast<std::size_t>(s.nranks), 1) {}
 
   Where locate(int target, std::int64_t disp, std::int64_t shift, std::size_t bytes) override {
-    // disp is an absolute address (an unsigned one, as MPI_Aint carries it).
-    const auto at = static_cast<__int128>(static_cast<std::uint64_t>(disp)) + shift;
-    if (at < 0 || at + static_cast<__int128>(bytes) > static_cast<__int128>(UINT64_MAX))
-      raise(ErrorCategory::Bounds, "target range out of window: address " + std::to_string(disp) + " + " +
-                                       std::to_string(shift) + " is outside the address space");
-    const auto addr = static_cast<std::uint64_t>(at);
-    if (target == s_.rank) {
-      std::lock_guard lk(mutex_);
-      if (const auto* r = local_.find(addr, bytes))
-        return {target, r->remote, addr - r->base, addr, reinterpret_cast<std::byte*>(addr)};
-    } else {
-      for (int attempt = 0; attempt < 2; ++attempt) {
-        if (attempt == 1) refresh(target);
-        std::unique_lock lk(mutex_);
-        if (stale_[target]) {
-          lk.unlock();
-          refresh(target);
-          lk.lock();
-        }
-        if (const auto* r = remote_[target].find(addr, bytes)) return {target, r->remote, addr - r->base, addr, nullptr};
-      }
+    const auto addr = address(disp, shift, bytes);
+    const auto regions = cover(target, addr, bytes);
+    if (regions.size() != 1) outside(target, addr, bytes, !regions.empty());
+    return place(target, regions.front(), addr);
+  }
+
+  void pieces(int target, std::int64_t disp, std::size_t bytes, std::size_t unit, PieceSink sink,
+              void* context) override {
+    const auto addr = address(disp, 0, bytes);
+    const auto regions = cover(target, addr, bytes);
+    if (regions.empty()) outside(target, addr, bytes, false);
+    for (std::size_t k = 1; k < regions.size(); ++k)
+      if ((regions[k].base - addr) % unit)
+        raise(ErrorCategory::Bounds, "target range crosses attached regions inside an element (at address " +
+                                         std::to_string(regions[k].base) + "): an element must lie in one region");
+    std::uint64_t at = addr;
+    for (const auto& r : regions) {
+      const std::uint64_t n = std::min<std::uint64_t>(addr + bytes - at, r.base + r.len - at);
+      sink(context, place(target, r, at), static_cast<std::size_t>(at - addr), static_cast<std::size_t>(n));
+      at += n;
     }
-    raise(ErrorCategory::Bounds, "target range out of window: address " + std::to_string(addr) + " + " +
-                                     std::to_string(bytes) + " bytes is not inside a region rank " +
-                                     std::to_string(target) + " has attached to the dynamic window");
   }
 
   std::byte* local(std::uint64_t at, std::size_t bytes) override {
@@ -99,6 +96,51 @@ class AttachedRegions final : public Addressing {
   }
 
  private:
+  // disp is an absolute address (an unsigned one, as MPI_Aint carries it).
+  static std::uint64_t address(std::int64_t disp, std::int64_t shift, std::size_t bytes) {
+    const auto at = static_cast<__int128>(static_cast<std::uint64_t>(disp)) + shift;
+    if (at < 0 || at + static_cast<__int128>(bytes) > static_cast<__int128>(UINT64_MAX))
+      raise(ErrorCategory::Bounds, "target range out of window: address " + std::to_string(disp) + " + " +
+                                       std::to_string(shift) + " is outside the address space");
+    return static_cast<std::uint64_t>(at);
+  }
+
+  Where place(int target, const AttachedRegion& r, std::uint64_t addr) const {
+    return {target, r.remote, addr - r.base, addr, target == s_.rank ? reinterpret_cast<std::byte*>(addr) : nullptr};
+  }
+
+  // The regions of `target` that hold [addr, addr + bytes) (see
+  // RegionTable::cover); this rank's own table, or the origin's copy of the
+  // target's, fetched again when stale or when it misses.
+  std::vector<AttachedRegion> cover(int target, std::uint64_t addr, std::size_t bytes) {
+    if (target == s_.rank) {
+      std::lock_guard lk(mutex_);
+      return local_.cover(addr, bytes);
+    }
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (attempt == 1) refresh(target);
+      std::unique_lock lk(mutex_);
+      if (stale_[target]) {
+        lk.unlock();
+        refresh(target);
+        lk.lock();
+      }
+      auto regions = remote_[target].cover(addr, bytes);
+      if (!regions.empty()) return regions;
+    }
+    return {};
+  }
+
+  [[noreturn]] static void outside(int target, std::uint64_t addr, std::size_t bytes, bool crosses) {
+    raise(ErrorCategory::Bounds,
+          "target range out of window: address " + std::to_string(addr) + " + " + std::to_string(bytes) +
+              (crosses ? " bytes crosses regions rank " + std::to_string(target) +
+                             " attached side by side, which only a contiguous Put, Get or accumulate-style call "
+                             "of whole elements may do (not a strided or derived-datatype target)"
+                       : " bytes is not inside memory rank " + std::to_string(target) +
+                             " has attached to the dynamic window"));
+  }
+
   struct Reply {
     std::atomic<int> done{0};
     std::string bytes;

@@ -81,11 +81,10 @@ Config Config::parse(const Info& info) {
   auto value = [&](const char* key) { return info.count(key) ? info.at(key) : std::string(); };
   Config c;
   c.provider = value("provider");
-  // MPICH spells the op list which_accumulate_ops; both mean the same.
-  const std::string ops = value("accumulate_ops"), which = value("which_accumulate_ops");
-  if (!ops.empty() && !which.empty() && ops != which)
-    raise(ErrorCategory::Argument, "accumulate_ops and which_accumulate_ops disagree");
-  c.declared = OpSet::parse(ops.empty() ? which : ops);
+  // MPICH's own key, in MPICH's grammar (op_set.hpp); with both keys a
+  // call must be in both declarations.
+  c.declared = OpSet::parse(value("accumulate_ops"));
+  if (info.count("which_accumulate_ops")) c.declared = c.declared & OpSet::parse_mpich(info.at("which_accumulate_ops"));
   if (info.count("accumulate_ordering")) c.ordering = Ordering::parse(info.at("accumulate_ordering"));
   const std::string atomics = value("onesided_atomics");
   if (atomics == "software")

@@ -119,8 +119,8 @@ class Window::Impl final : public detail::MessageSink {
   static void check_admits(Function f, Op op);
 
  private:
-  std::optional<std::pair<detail::Where, std::size_t>> place(std::size_t count, Dtype dtype, int target,
-                                                             std::int64_t disp);
+  template <class F>
+  void place(std::size_t count, Dtype dtype, int target, std::int64_t disp, F&& move);
   // layout_operations.cpp: the same for a target layout's whole extent.
   std::optional<detail::Where> place(int target, std::int64_t disp, const Layout& target_layout);
   // active.cpp

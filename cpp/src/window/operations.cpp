@@ -4,8 +4,6 @@
 // declared accumulate_ops admit); then one call on the window's path.
 // MPI_PROC_NULL (kProcNull) is a valid target of every call and does
 // nothing (MPI-3.1 11.3); its requests are complete at once.
-#include <optional>
-#include <utility>
 
 #include "memory/checked.hpp"
 #include "window/impl.hpp"
@@ -45,29 +43,30 @@ void Window::Impl::access(int target) {
   if (await_post) match_post(target);
 }
 
-// The checked place of a put or get, with its size in bytes; nullopt when
-// there is nothing to move (PROC_NULL, or no bytes).
-std::optional<std::pair<Where, std::size_t>> Window::Impl::place(std::size_t count, Dtype dtype, int target,
-                                                                 std::int64_t disp) {
-  if (target == kProcNull) {
-    s.check_live();
-    return std::nullopt;
-  }
+// The checked places of a put or get, each handed to move(where, offset,
+// bytes) (one, or one per region it crosses on a dynamic window); none
+// when there is nothing to move (PROC_NULL, or no bytes).
+template <class F>
+void Window::Impl::place(std::size_t count, Dtype dtype, int target, std::int64_t disp, F&& move) {
+  if (target == kProcNull) return s.check_live();
   access(target);
   const std::size_t bytes = checked_mul(count, dtype_info(dtype).size, "count x itemsize");
-  const Where w = addressing->locate(target, disp, 0, bytes);
-  if (bytes == 0) return std::nullopt;
-  return std::pair{w, bytes};
+  if (bytes == 0) return (void)addressing->locate(target, disp, 0, 0);
+  each_piece(*addressing, target, disp, bytes, 1, move);
 }
 
 void Window::Impl::put(const void* origin, std::size_t count, Dtype dtype, int target, std::int64_t disp,
                        const RequestPtr& request) {
-  if (const auto p = place(count, dtype, target, disp)) path->put(p->first, origin, p->second, request);
+  place(count, dtype, target, disp, [&](const Where& w, std::size_t at, std::size_t n) {
+    path->put(w, static_cast<const std::byte*>(origin) + at, n, request);
+  });
 }
 
 void Window::Impl::get(void* result, std::size_t count, Dtype dtype, int target, std::int64_t disp,
                        const RequestPtr& request) {
-  if (const auto p = place(count, dtype, target, disp)) path->get(p->first, result, p->second, request);
+  place(count, dtype, target, disp, [&](const Where& w, std::size_t at, std::size_t n) {
+    path->get(w, static_cast<std::byte*>(result) + at, n, request);
+  });
 }
 
 void Window::Impl::check_atomic(const AtomicCall& c) const {
@@ -89,9 +88,19 @@ void Window::Impl::atomic(const AtomicCall& c, int target, std::int64_t disp, co
   check_atomic(c);
   if (target == kProcNull) return s.check_live();
   access(target);
-  const Where w = addressing->locate(target, disp, 0, checked_mul(c.count, dtype_info(c.dtype).size, "count x itemsize"));
-  if (c.count == 0) return;
-  path->accumulate(w, c, request);
+  const std::size_t esize = dtype_info(c.dtype).size;
+  const std::size_t bytes = checked_mul(c.count, esize, "count x itemsize");
+  if (c.count == 0) return (void)addressing->locate(target, disp, 0, 0);
+  // Across regions attached side by side, each region's elements are one
+  // call (pieces never split an element).
+  each_piece(*addressing, target, disp, bytes, esize, [&](const Where& w, std::size_t done, std::size_t n) {
+    const auto at = [&](auto* base) { return base ? base + done : base; };
+    path->accumulate(w,
+                     {c.function, c.op, at(static_cast<const std::byte*>(c.origin)),
+                      at(static_cast<const std::byte*>(c.origin2)), at(static_cast<std::byte*>(c.result)), n / esize,
+                      c.dtype},
+                     request);
+  });
 }
 
 // ---- the public calls ---------------------------------------------------------

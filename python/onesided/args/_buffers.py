@@ -293,14 +293,11 @@ def _strided(arr: np.ndarray, count: int | None, displ: int, dtype: Any, what: s
 
 
 def _one_type(d: Decoded, what: str, accumulate: bool) -> Decoded:
-    if d.mixed:
-        kinds = ", ".join(d.mixed)
-        if accumulate:
-            raise ArgumentError(f"{what} {d.name} mixes basic types ({kinds}): MPI forbids accumulate-style calls on "
-                                "it (a derived datatype must hold one basic type), and onesided moves one basic type "
-                                "per call")
-        raise ArgumentError(f"{what} {d.name} mixes basic types ({kinds}): onesided moves one basic type per call and "
-                            "does not convert or mix types; move each type in its own call")
+    # A struct that mixes basic types moves as its bytes (see _datatypes):
+    # any datatype in Put and Get, one basic type in accumulate-style calls.
+    if d.mixed and accumulate:
+        raise ArgumentError(f"{what} {d.name} mixes basic types ({', '.join(d.mixed)}): MPI forbids accumulate-style "
+                            "calls on it (their datatypes hold one predefined type)")
     if d.dtype is None:
         raise ArgumentError(f"{what} {d.name} holds no elements")
     return d

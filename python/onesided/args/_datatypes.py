@@ -11,9 +11,12 @@ its ``lb`` and ``extent`` (MPI's own, read from ``Get_extent``).
 Decoding goes through mpi4py's envelope/contents API (``Datatype.decode``),
 recursively, for the named types and the dup, contiguous, vector, hvector,
 indexed, hindexed, indexed_block, hindexed_block, subarray (C and Fortran
-order), resized and struct combiners. A struct whose fields have different
-basic types decodes to a record naming them (``Decoded.mixed``); the caller
-refuses it with the rule of its call. Darray and the Fortran-90
+order), resized and struct combiners. MPI's pair types (``MPI.DOUBLE_INT``,
+...) decode to the table's pair records, one element each. A struct whose
+fields have different basic types decodes to the bytes of its elements
+(``uint8``, each element a run of its itemsize) and names the types it
+mixes (``Decoded.mixed``): Put and Get move it byte for byte, as MPI allows
+any datatype there; accumulate-style calls refuse it, as MPI does. Darray and the Fortran-90
 parametrised types raise :class:`UnsupportedError`.
 
 Each datatype object is decoded once: the result is cached on the Python
@@ -33,6 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._errors import ArgumentError, UnsupportedError
+from .._types import dtype_code, dtype_of
 
 Dims = tuple[tuple[int, int], ...]  # (count, stride in bytes), outermost first
 Block = tuple[int, Dims]  # (offset in bytes, dims)
@@ -41,13 +45,13 @@ Block = tuple[int, Dims]  # (offset in bytes, dims)
 class Decoded(NamedTuple):
     """One MPI datatype as onesided moves it."""
 
-    dtype: np.dtype | None  # the one basic type (None when mixed)
+    dtype: np.dtype | None  # the one basic type (uint8 when mixed: the elements' bytes)
     blocks: tuple[Block, ...]  # type-map order; empty when the type holds nothing
     count: int  # basic elements in one copy of the type
     lb: int  # MPI's lower bound, bytes
     extent: int  # MPI's extent, bytes: copy k of the type starts k * extent further
     contiguous: bool  # the elements are ``count`` consecutive dtype elements from offset 0
-    mixed: tuple[str, ...] = ()  # the basic dtypes of a struct that mixes them
+    mixed: tuple[str, ...] = ()  # the basic dtypes of a struct that mixes them (then blocks are of bytes)
     name: str = ""  # the combiner chain, for messages ("VECTOR of INT64_T")
     # The core Layouts made from it, by (copies, byte offset): see _buffers.
     made: dict[tuple[int, int], Any] = {}
@@ -104,11 +108,10 @@ def _named(mpi: Any, datatype: Any) -> Decoded:
         raise UnsupportedError(f"MPI datatype {name} has no numpy equivalent ({e})") from None
     lb, extent = datatype.Get_extent()
     if dt.fields is not None:
-        # MPI.DOUBLE_INT and the other pair types: two basic types.
-        kinds = tuple(dict.fromkeys(str(f[0].base) for f in dt.fields.values()))
-        if len(kinds) > 1:
-            return Decoded(None, (), 0, lb, extent, False, kinds, name, {})
-        raise UnsupportedError(f"MPI datatype {name} is a record type ({dt}); onesided moves basic types")
+        # MPI.DOUBLE_INT and the other pair types: elements of the table
+        # (atomic as a whole in MINLOC, MAXLOC, REPLACE and NO_OP).
+        dt = dtype_of(dtype_code(dt))
+        return Decoded(dt, ((0, ()),), 1, lb, extent, dt.itemsize == extent and lb == 0, (), name, {})
     if dt.subdtype is not None:
         base, shape = dt.subdtype
         n = math.prod(shape)
@@ -138,21 +141,20 @@ def _combine(mpi: Any, datatype: Any, base: Any, combiner: str, params: dict[str
         kinds = tuple(dict.fromkeys(k for f in fields for k in (f.mixed or (str(f.dtype),) if f.count else ())))
         name = "STRUCT of " + ", ".join(f.name for f in fields)
         if len(kinds) > 1:
-            return Decoded(None, (), 0, lb, extent, False, kinds, name, {})
+            fields = [_as_bytes(f, kinds) for f in fields]
         blocks: list[Block] = []
         for f, n, disp in zip(fields, params["blocklengths"], params["displacements"]):
             if n and f.count:
                 blocks += _replicate(f, [(disp, ((n, f.extent),))])
         dtypes = [f.dtype for f in fields if f.count]
-        return _finish(dtypes[0] if dtypes else fields[0].dtype if fields else None, blocks, lb, extent, name)
+        return _finish(dtypes[0] if dtypes else fields[0].dtype if fields else None, blocks, lb, extent, name,
+                       kinds if len(kinds) > 1 else ())
     if combiner in ("DARRAY", "F90_REAL", "F90_COMPLEX", "F90_INTEGER", "VALUE_INDEX"):
         raise UnsupportedError(f"MPI datatype combiner {combiner} is not supported (onesided decodes contiguous, "
                                "vector, hvector, indexed, hindexed, indexed_block, hindexed_block, subarray, "
                                "resized, struct and dup)")
     old = decode_uncached(mpi, base)
     name = f"{combiner} of {old.name}"
-    if old.mixed:
-        return Decoded(None, (), 0, lb, extent, False, old.mixed, name, {})
     e = old.extent
     placements: list[tuple[int, Dims]]
     if combiner in ("DUP", "RESIZED"):
@@ -181,16 +183,31 @@ def _combine(mpi: Any, datatype: Any, base: Any, combiner: str, params: dict[str
         raise UnsupportedError(f"MPI datatype combiner {combiner} is not supported")
     # Placements with no elements (a zero block length) hold nothing.
     placements = [(o, d) for o, d in placements if all(n for n, _ in d)]
-    return _finish(old.dtype, _replicate(old, placements) if old.count else [], lb, extent, name)
+    return _finish(old.dtype, _replicate(old, placements) if old.count else [], lb, extent, name, old.mixed)
 
 
-def _finish(dtype: np.dtype | None, blocks: list[Block], lb: int, extent: int, name: str) -> Decoded:
+_BYTE = np.dtype(np.uint8)
+
+
+def _as_bytes(d: Decoded, kinds: tuple[str, ...]) -> Decoded:
+    # A field of a struct that mixes basic types, as the bytes of its
+    # elements: Put and Get move such a type byte for byte (no conversion),
+    # each element a run of its itemsize at its own displacement.
+    if d.dtype is None or d.mixed or not d.count:
+        return d._replace(dtype=_BYTE if d.count else d.dtype, mixed=kinds)
+    size = d.dtype.itemsize
+    blocks = tuple((o, dims + ((size, 1),)) for o, dims in d.blocks)
+    return d._replace(dtype=_BYTE, blocks=blocks, count=d.count * size, contiguous=False, mixed=kinds)
+
+
+def _finish(dtype: np.dtype | None, blocks: list[Block], lb: int, extent: int, name: str,
+            mixed: tuple[str, ...] = ()) -> Decoded:
     # Dims of count 1 describe nothing: dropped, so a vector of one block
     # is one run and the contiguity test below sees it.
     blocks = [(o, tuple((n, s) for n, s in d if n != 1)) for o, d in blocks]
     count = sum(math.prod(n for n, _ in d) for _, d in blocks)
     contiguous = dtype is not None and _is_run(blocks, dtype.itemsize) and lb == 0 and extent == count * dtype.itemsize
-    return Decoded(dtype, tuple(blocks), count, lb, extent, contiguous, (), name, {})
+    return Decoded(dtype, tuple(blocks), count, lb, extent, contiguous, mixed, name, {})
 
 
 def _is_run(blocks: list[Block], itemsize: int) -> bool:

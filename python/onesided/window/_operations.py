@@ -91,7 +91,8 @@ def accumulate(win: _core.Window, target_rank: int, origin: Any, target: Any, op
 def get_accumulate(win: _core.Window, target_rank: int, origin: Any, result: Any, target: Any, op: Any,
                    request: bool = False) -> Issued:
     name = "Rget_accumulate" if request else "Get_accumulate"
-    code, r, o = fetching(op, result, origin, target_rank, NO_OP, same_shape, f"{name} origin and result")
+    code, r, o = fetching(op, result, origin, target_rank, NO_OP, same_shape, f"{name} origin and result",
+                          ignored=True)
     t = target_spec(target, r if r is not None else o, accumulate=True)
     if _skip(win, r, o if code != NO_OP else r):
         return _SKIPPED
@@ -170,15 +171,23 @@ def rmw2(win: _core.Window, target_rank: int, origin: Any, origin2: Any, result:
 
 def fetching(op: Any, result: Any, origin: Any, target_rank: int, without_operand: int | None,
              rule: Callable[[Message | None, Message | None, str], None],
-             what: str) -> tuple[int, Message | None, Message | None]:
+             what: str, ignored: bool = False) -> tuple[int, Message | None, Message | None]:
     """The op code, result and origin of a call that fetches into ``result``.
     ``origin`` may be None when the op is ``without_operand`` (NO_OP,
-    RMW_INC: no operand to read); else it must satisfy ``rule`` against
+    RMW_INC: no operand to read); with ``ignored`` (Get_accumulate) any
+    origin is then ignored, as MPI says, once its form is checked (mpi4py's
+    Fetch_and_op still wants its one element, so it keeps the rule); else it must satisfy ``rule`` against
     the result (same dtype, or same dtype and count). Toward PROC_NULL
     either may be None (None is returned for it)."""
     code = op_code(op)
     r = _spec(result, target_rank, writable=True, what="result", accumulate=True)
-    if origin is None and code == without_operand:
+    if code == without_operand and (origin is None or ignored):
+        # MPI ignores Get_accumulate's origin under NO_OP (origin_addr,
+        # origin_count and origin_datatype alike), and programs spell it
+        # None, [None, 0, T], [None, 0, MPI.DATATYPE_NULL] or [buf, 0, T]:
+        # each is taken once its form is checked, and nothing of it is read.
+        if not absent(origin, "origin"):
+            message(origin, writable=False, what="origin")
         return code, r, (r if r is None else Message(None, r.count, r.dtype))
     o = _spec(origin, target_rank, writable=False, what="origin", accumulate=True)
     rule(o, r, what)

@@ -43,7 +43,9 @@ CASES, the @case decorator, and the helpers: results, windows):
   Fetch_and_op/Compare_and_swap, MPI.PROC_NULL targets, request-based calls;
 * _sync: Fence, Lock/Unlock, Lock_all, Flush, Sync, PSCW;
 * _window_kinds: shared and dynamic windows, a communicator freed early;
-* _util_sync: mpi4py.util.sync, and DOCUMENTED.
+* _util_sync: mpi4py.util.sync, and DOCUMENTED;
+* _pairs: MAXLOC/MINLOC on MPI's pair types, NO_OP's origins, MPICH's
+  which_accumulate_ops, mixed structs in Put/Get, adjacent dynamic regions.
 
 Importing a module registers its cases, so the imports below give CASES its
 order (the order of the test ids): keep it.
@@ -55,7 +57,7 @@ import it for the case names without MPI.
 from __future__ import annotations
 
 # isort: off
-from . import _surface, _operations, _sync, _window_kinds, _util_sync  # noqa: F401  (registers the cases, in order)
+from . import _surface, _operations, _sync, _window_kinds, _util_sync, _pairs  # noqa: F401  (registers the cases, in order)
 # isort: on
 from ._support import CASES, KEEP, Raised, match, norm
 from ._util_sync import DOCUMENTED
