@@ -143,6 +143,18 @@ def _describe_exit(returncode: int) -> str:
     return f"was killed by {name} (status {128 - returncode})"
 
 
+def _ended(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether ``proc`` has ended, reaped or not yet (a zombie: its waiting
+    thread has not run since)."""
+    if proc.returncode is not None:
+        return True
+    try:
+        with open(f"/proc/{proc.pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] in ("Z", "X")
+    except OSError:
+        return True  # reaped between the two looks
+
+
 def _ranks(count: int) -> str:
     return f"{count} rank" if count == 1 else f"{count} ranks"
 
@@ -249,6 +261,7 @@ class _Job:
         self._blame: _Blame | None = None
         self._stopping = False
         self._killed = False
+        self._sent: set[int] = set()  # the signals this launcher sent its ranks
         self._deadline: float | None = None
         self._output_dir = output_dir
         self._output = OutputRelay(tag_output)
@@ -388,7 +401,12 @@ class _Job:
             # Ranks that departed earlier but are still running are exiting on
             # their own; their status decides who failed first, so they are
             # spared the stop signal.
-            exiting = [r for r in earlier if r in self._running]
+            # So are ranks whose process has ended already (their event waits
+            # for their last output): a rank that onesided saw die (a killed
+            # peer) raises within 100 ms and may be reported first, but the
+            # death it reports ended before it.
+            ended = [r for r in self._running if _ended(self._procs[r].proc)]
+            exiting = ended + [r for r in earlier if r in self._running and r not in ended]
             self._blame = _Blame(rank, exiting)
             self._stop(signal.SIGTERM, spare=exiting)
         if self._blame is not None and not any(r in self._running for r in self._blame.earlier):
@@ -397,8 +415,12 @@ class _Job:
     def _settle_blame(self) -> None:
         """Fix the job status from the first failed departure known by now."""
         assert self._blame is not None
-        failed = [r for r in self._blame.earlier if self._returncodes.get(r, 0) != 0]
-        culprit = failed[0] if failed else self._blame.rank
+        failed = [r for r in (*self._blame.earlier, self._blame.rank) if self._returncodes.get(r, 0) != 0]
+        # A rank killed by a signal this launcher did not send caused the
+        # others' failures (a rank that saw a peer die raises naming it),
+        # whatever order their departures were seen in.
+        killed = [r for r in failed if self._returncodes[r] < 0 and -self._returncodes[r] not in self._sent]
+        culprit = (killed or failed)[0]
         self._blame = None
         returncode = self._returncodes[culprit]
         self._status = _exit_status(returncode)
@@ -440,6 +462,7 @@ class _Job:
     def _stop(self, signum: int, spare: Sequence[int] = ()) -> None:
         """Send ``signum`` to every rank's group but ``spare``; SIGKILL follows later."""
         self._stopping = True
+        self._sent.add(signum)
         self._deadline = time.monotonic() + GRACE_SECONDS
         for rank, started in enumerate(self._procs):
             if rank not in spare:
@@ -447,6 +470,7 @@ class _Job:
 
     def _kill(self) -> None:
         self._killed = True
+        self._sent.add(signal.SIGKILL)
         self._deadline = time.monotonic() + _REAP_SECONDS
         for started in self._procs:
             started.send(signal.SIGKILL)
