@@ -14,6 +14,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -133,3 +134,12 @@ class Lines:
             if m := re.search(pattern, line):
                 return m
         raise AssertionError(f"no line matching {pattern!r}; output so far:\n" + "\n".join(self.seen))
+
+
+def reap(proc: subprocess.Popen[str], lines: Lines) -> tuple[str, str]:
+    """Kill what is left of ``proc``'s group (a job the test gave up on), then
+    its whole stdout and stderr."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return lines.rest(), proc.stderr.read()

@@ -41,7 +41,7 @@ from pathlib import Path
 import pytest
 
 import onesided
-from conftest import RANKS, Lines, alive, mpiexec
+from conftest import RANKS, Lines, alive, mpiexec, reap
 
 BOUND = 2.0  # seconds from the signal to the last process of the job gone
 STATES = ["fence", "pscw", "lock", "notify", "request", "create", "free", "busy"]
@@ -121,11 +121,7 @@ def test_the_job_ends(launcher: str, fault: str, state: str) -> None:
             time.sleep(0.005)  # polling the process table: what "gone" means
         took = time.monotonic() - sent
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    err = proc.stderr.read()
-    out = lines.rest()
+        out, err = reap(proc, lines)
     text = f"exit {proc.returncode}\nstdout:\n{out}\nstderr:\n{err}"
     MEASURED[launcher, fault, state] = took
     print(f"MATRIX {launcher} {fault} {state}: ended in {took:.2f} s, exit {proc.returncode}")

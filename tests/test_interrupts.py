@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RANKS, Lines
+from conftest import RANKS, Lines, reap
 
 BOUND = 0.2  # seconds from the signal to the call raising
 SLACK = 0.5  # a loaded 2-core machine (see the module's docstring)
@@ -98,11 +98,7 @@ def interrupt(script: str, tmp_path: Path, ranks: int = 1, peer: bool = False, w
             os.kill(int(lines.expect(r"^PEER (\d+)$").group(1)), signal.SIGUSR1)
         proc.wait(timeout=DEADLINE)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    err = proc.stderr.read()
-    out = lines.rest()
+        out, err = reap(proc, lines)
     if whole:
         assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{out}\nstderr:\n{err}"
     return raised - sent, out, err
