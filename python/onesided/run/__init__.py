@@ -6,6 +6,7 @@ Holds:
   job's status);
 * ``_coordinator``: the server side of the wire protocol of
   :mod:`onesided.comm._comm`, serving one job's collectives;
+* ``_exits``: how a rank's end is read (status, words, ended or not);
 * ``_output``: the relay of the ranks' output, as whole lines;
 * ``_hosts``: where ranks go across hosts (host lists, hostfiles, Slurm);
 * ``_remote_rank``: the launcher's agent on another host, one per rank;

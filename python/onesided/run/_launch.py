@@ -74,6 +74,7 @@ from typing import IO
 
 from ..comm._comm import ENV_COORD, ENV_RANK, ENV_SIZE, ENV_TOKEN
 from ._coordinator import Coordinator
+from ._exits import describe_exit, ended, exit_status
 from ._hosts import (
     HostSlots,
     coordinator_address,
@@ -126,33 +127,6 @@ def _remove_stale_shared_memory() -> None:
     except ImportError:  # a launcher without the compiled core: nothing to sweep
         return
     _core.remove_stale_shared_memory()
-
-
-def _exit_status(returncode: int) -> int:
-    """Map a Popen returncode to a shell-style status (signal S gives 128+S)."""
-    return returncode if returncode >= 0 else 128 - returncode
-
-
-def _describe_exit(returncode: int) -> str:
-    if returncode >= 0:
-        return f"exited with status {returncode}"
-    try:
-        name = signal.Signals(-returncode).name
-    except ValueError:  # e.g. a real-time signal without a name
-        name = f"signal {-returncode}"
-    return f"was killed by {name} (status {128 - returncode})"
-
-
-def _ended(proc: subprocess.Popen[bytes]) -> bool:
-    """Whether ``proc`` has ended, reaped or not yet (a zombie: its waiting
-    thread has not run since)."""
-    if proc.returncode is not None:
-        return True
-    try:
-        with open(f"/proc/{proc.pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] in ("Z", "X")
-    except OSError:
-        return True  # reaped between the two looks
 
 
 def _ranks(count: int) -> str:
@@ -396,7 +370,7 @@ class _Job:
     def _on_exit(self, rank: int, returncode: int) -> None:
         del self._running[rank]
         self._returncodes[rank] = returncode
-        earlier = self._coordinator.rank_exited(rank, _describe_exit(returncode))
+        earlier = self._coordinator.rank_exited(rank, describe_exit(returncode))
         if returncode != 0 and self._status is None and self._blame is None:
             # Ranks that departed earlier but are still running are exiting on
             # their own; their status decides who failed first, so they are
@@ -405,8 +379,8 @@ class _Job:
             # for their last output): a rank that onesided saw die (a killed
             # peer) raises within 100 ms and may be reported first, but the
             # death it reports ended before it.
-            ended = [r for r in self._running if _ended(self._procs[r].proc)]
-            exiting = ended + [r for r in earlier if r in self._running and r not in ended]
+            gone = [r for r in self._running if ended(self._procs[r].proc)]
+            exiting = gone + [r for r in earlier if r in self._running and r not in gone]
             self._blame = _Blame(rank, exiting)
             self._stop(signal.SIGTERM, spare=exiting)
         if self._blame is not None and not any(r in self._running for r in self._blame.earlier):
@@ -423,10 +397,10 @@ class _Job:
         culprit = (killed or failed)[0]
         self._blame = None
         returncode = self._returncodes[culprit]
-        self._status = _exit_status(returncode)
+        self._status = exit_status(returncode)
         others = len(self._running)
         stopping = f"; stopping the other {_ranks(others)}" if others else ""
-        self._say(f"rank {culprit}{self._procs[culprit].where()} {_describe_exit(returncode)}{stopping}")
+        self._say(f"rank {culprit}{self._procs[culprit].where()} {describe_exit(returncode)}{stopping}")
 
     def _on_signal(self, signum: int) -> None:
         name = signal.Signals(signum).name
