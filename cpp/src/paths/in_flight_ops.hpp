@@ -45,6 +45,7 @@
 #include "paths/in_flight.hpp"
 #include "onesided/error.hpp"
 #include "paths/data_path.hpp"
+#include "peers/peer_watch.hpp"
 #include "state/window_state.hpp"
 
 namespace onesided::detail {
@@ -296,7 +297,7 @@ class InFlightOps {
     if (!failed_.load(std::memory_order_acquire)) return;
     // A provider error is most often a peer's death (its connection reset):
     // say which rank and host, when a peer is gone, rather than the errno.
-    s_.check_peers();
+    detail::name_the_cause([this] { s_.check_peers(); });
     std::lock_guard lk(error_mutex_);
     std::string e = first_error_;
     first_error_.clear();

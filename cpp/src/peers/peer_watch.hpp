@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <thread>
 
 #include "transport/progress.hpp"
 
@@ -27,6 +28,23 @@ void wait_watching(ProgressEngine& progress, Done&& done, Check&& check) {
     }
     return false;
   });
+}
+
+// A provider error is most often a peer's death, and the provider may see
+// its own connection reset a moment before check() sees the liveness
+// connection's (two connections, two resets, in either order). So a failed
+// operation asks check() for up to kCauseGrace before it raises the
+// provider's words, which name no rank: only error paths pay it.
+inline constexpr std::chrono::milliseconds kCauseGrace{300};
+
+template <class Check>
+void name_the_cause(Check&& check) {
+  const auto end = std::chrono::steady_clock::now() + kCauseGrace;
+  for (;;) {
+    check();  // raises naming the dead rank
+    if (std::chrono::steady_clock::now() >= end) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
 }
 
 }  // namespace onesided::detail

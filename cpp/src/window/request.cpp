@@ -30,7 +30,7 @@ void Request::wait() {
   else
     endpoint_->progress().wait(done);
   if (s.failed) {
-    check_target();  // a provider error from a dead target: name it and its host
+    if (target_life_) detail::name_the_cause([this] { check_target(); });  // a dead target: name it and its host
     std::lock_guard lk(s.mutex);
     raise(ErrorCategory::Transport, "the operation failed: " + s.error);
   }
