@@ -62,8 +62,9 @@ std::shared_ptr<const LifeSign> watch_process(pid_t pid);
 
 // A process on another host, by its liveness listener at `ip`:`port`; one
 // connection per listener and pid, shared by every window that includes
-// that process (a later process may get a dead one's port). `host` and `pid` are for messages. nullptr when port is 0 or
-// ip empty (nothing to connect to).
+// that process (a later process may get a dead one's port). `host` and
+// `pid` are for messages. nullptr when port is 0 or ip empty (nothing to
+// connect to).
 std::shared_ptr<const LifeSign> watch_link(const std::string& host, const std::string& ip, std::uint16_t port,
                                            std::int64_t pid);
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 from collections.abc import Mapping
 from datetime import timedelta
@@ -84,8 +85,6 @@ def _arm_if_dying() -> None:
     seconds = _seconds(os.environ)
     if where is None or seconds <= 0:
         return
-    import signal
-
     signum = int(signal.SIGINT) if issubclass(kind, KeyboardInterrupt) else 0
     how = "by SIGINT, as the KeyboardInterrupt would" if signum else "with exit status 1"
     message = (

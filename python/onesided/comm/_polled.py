@@ -35,7 +35,7 @@ import numpy as np
 
 from ._deadline import check as check_deadline
 
-__all__ = ["PolledComm", "duplicate", "polled"]
+__all__ = ["PolledComm", "duplicate"]
 
 _SPIN = 1.0  # seconds of testing in a loop, the core yielded between tests, before the first sleep
 _NAP_FIRST = 20e-6
@@ -63,12 +63,14 @@ def _wait(request: Any) -> None:
 
 
 class PolledComm:
-    """An mpi4py intracommunicator's ``Barrier`` and ``allgather`` (of
-    bytes, what the core exchanges) as interruptible waits; everything else
-    is the communicator's own (see the module docstring)."""
+    """An mpi4py communicator's ``Barrier`` and ``allgather`` (of bytes,
+    what the core exchanges) as interruptible waits; everything else is the
+    communicator's own (see the module docstring). ``mpi`` is its module,
+    ``mpi4py.MPI``."""
 
-    def __init__(self, comm: Any) -> None:
+    def __init__(self, comm: Any, mpi: Any) -> None:
         self.comm = comm
+        self._mpi = mpi
         self._size = comm.Get_size()
 
     def __getattr__(self, name: str) -> Any:
@@ -82,7 +84,7 @@ class PolledComm:
 
     def allgather(self, data: bytes) -> list[bytes]:
         """Every rank's ``data`` (bytes), in rank order, interruptible."""
-        mpi = _mpi_module(self.comm)
+        mpi = self._mpi
         mine = np.frombuffer(data, np.uint8)
         sizes = np.zeros(self._size, np.int64)
         _wait(self.comm.Iallgather([np.array([mine.size], np.int64), 1, mpi.INT64_T], [sizes, 1, mpi.INT64_T]))
@@ -95,12 +97,6 @@ class PolledComm:
         return [whole[d : d + n].tobytes() for d, n in zip(displs.tolist(), sizes.tolist())]
 
 
-def _mpi_module(comm: Any) -> Any:
-    import sys
-
-    return sys.modules[type(comm).__module__]
-
-
 def duplicate(comm: Any) -> Any:
     """``comm.Dup()``, interruptible (``Idup``, then the wait above): a window
     keeps a duplicate of an mpi4py communicator, and creating it is the
@@ -109,13 +105,3 @@ def duplicate(comm: Any) -> Any:
     new, request = comm.Idup()
     _wait(request)
     return new
-
-
-def polled(comm: Any) -> Any:
-    """``comm`` as the core should wait on it: a :class:`PolledComm` for an
-    mpi4py intracommunicator, ``comm`` itself otherwise (onesided's own
-    ``Comm`` waits in interruptible slices already)."""
-    mpi = _mpi_module(comm) if type(comm).__module__.startswith("mpi4py") else None
-    if mpi is not None and isinstance(comm, mpi.Intracomm):
-        return PolledComm(comm)
-    return comm

@@ -58,7 +58,7 @@ from .. import _core
 from .._errors import EpochError
 from ..args import _mpi_args as mpi_args
 from ..comm._deadline import DeadlineExpired, deadline
-from ..comm._polled import duplicate, polled
+from ..comm._polled import PolledComm, duplicate
 from ._constants import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
@@ -135,11 +135,13 @@ class Window(WindowCalls, WindowSurface, WindowSync, WindowNotify, _core.Window,
         speaks_mpi = mpi is not None and (isinstance(comm, mpi.Comm) or isinstance(info, mpi.Info))
         # An MPI window outlives the communicator it was created over: keep
         # a duplicate (creation is collective anyway), freed by Free.
-        own = duplicate(comm) if mpi is not None and isinstance(comm, mpi.Comm) else comm
+        # The core's collectives over it wait in Python (comm/_polled.py), so
+        # that Ctrl-C and SIGTERM's handlers reach a rank waiting there.
+        own, waits_on = comm, comm
+        if mpi is not None and isinstance(comm, mpi.Comm):
+            own = duplicate(comm)
+            waits_on = PolledComm(own, mpi)
         self = cls.__new__(cls)
-        # The core's collectives over an mpi4py communicator wait in Python,
-        # so that Ctrl-C and SIGTERM's handlers reach a rank waiting there.
-        waits_on = polled(own)
         try:
             # Checks that fail at every rank alike (over `own`, which the
             # other ranks' factories use), never at this one alone.
