@@ -20,6 +20,7 @@ CHECKS = {
     "passive_busy": 2,
     "bounds": 2,
     "threads": 2,
+    "test_after_complete": 2,
 }
 
 

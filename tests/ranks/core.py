@@ -259,6 +259,37 @@ def check_lock_contention(flavor: str = "allocate") -> None:
     win.Free()
 
 
+def check_test_after_complete() -> None:
+    """Once a barrier that follows the origin's Complete has passed, the
+    target's Test must say the exposure epoch ended (mpi4py's
+    testStartCompletePostTest relies on it). The Complete message may be
+    being dispatched by the progress thread at that moment: a Test that
+    skipped its progress round then answered no, and the ranks' epochs fell
+    out of step. Rank 0 is the origin, rank 1 the target."""
+    mem = np.zeros(100, np.int64)
+    win = Window.Create(mem, disp_unit=8, info=INFO, comm=comm)
+    group = win.Get_group()
+    peers = group.Excl([rank])
+    false_tests = 0
+    for _ in range(2000):
+        if rank == 0:
+            win.Start(peers)
+            comm.Barrier()
+            win.Complete()
+            comm.Barrier()
+        else:
+            win.Post(peers)
+            comm.Barrier()
+            comm.Barrier()
+            if not win.Test():
+                false_tests += 1
+                win.Wait()
+    assert false_tests == 0, f"Test said no {false_tests} times after the origin's Complete"
+    peers.Free()
+    group.Free()
+    win.Free()
+
+
 def check_lock_wait_releases_gil() -> None:
     """A Lock that must wait gives up the GIL while it waits (the uncontended
     one keeps it): rank 1 holds rank 0's lock until a thread of rank 0 tells
@@ -458,6 +489,7 @@ CHECKS = {
     "passive_sleep": lambda: check_passive_progress("sleep"),
     "passive_busy": lambda: check_passive_progress("busy"),
     "bounds": check_bounds,
+    "test_after_complete": check_test_after_complete,
     "split": check_split,
 }
 

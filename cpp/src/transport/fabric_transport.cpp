@@ -373,8 +373,9 @@ class FabricTransport final : public Transport {
 
   void set_message_handler(MessageHandler handler) override { handler_ = std::move(handler); }
 
-  std::size_t progress() override {
-    std::unique_lock pl(progress_mutex_, std::try_to_lock);
+  std::size_t progress(bool wait_turn) override {
+    std::unique_lock pl = wait_turn ? std::unique_lock(progress_mutex_)
+                                    : std::unique_lock(progress_mutex_, std::try_to_lock);
     if (!pl.owns_lock()) return 0;
     std::array<fi_cq_msg_entry, 32> entries;
     ssize_t n = 0;
@@ -547,7 +548,7 @@ class FabricTransport final : public Transport {
       try {
         atomic(self, AtomicKind::Fetch, Op::Sum, Dtype::Int64, &one, nullptr, &got, 1,
                region->remote(), 0, &flag);
-        for (long spins = 0; !flag.done && spins < 100'000'000; ++spins) progress();
+        for (long spins = 0; !flag.done && spins < 100'000'000; ++spins) progress(false);
       } catch (const Error& e) {
         flag.error = e.what();
       }
@@ -559,7 +560,7 @@ class FabricTransport final : public Transport {
         if (!flag.done) no_native_ = "provider " + provider_ + " never completed a loopback atomic";
         atomics_ = false;
         // Drain what may still arrive for the abandoned flag before it goes.
-        for (int k = 0; k < 1000; ++k) progress();
+        for (int k = 0; k < 1000; ++k) progress(false);
         return;
       }
     }

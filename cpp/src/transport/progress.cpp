@@ -50,10 +50,10 @@ void ProgressEngine::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::size_t ProgressEngine::poll() {
+std::size_t ProgressEngine::round(bool wait_turn) {
   check_not_forked(made_in_, "this endpoint");
   try {
-    const std::size_t n = transport_.progress();
+    const std::size_t n = transport_.progress(wait_turn);
     // What this poll wrote (data the provider placed, which raises no event
     // at the target; software atomics applied; flags set) is published to
     // threads that observe() later. A store, not a read-modify-write: only

@@ -83,8 +83,17 @@ class ProgressEngine {
     }
   }
 
-  // One round of progress from the calling thread.
-  std::size_t poll();
+  // One round of progress from the calling thread (none if another thread
+  // is progressing: its round covers this one's).
+  std::size_t poll() { return round(false); }
+
+  // One round that also waits for a round in progress elsewhere to end:
+  // when it returns, everything that had arrived when it was called has
+  // been dispatched. For the calls that answer "has it arrived?" once,
+  // without waiting (Win_test): a plain poll() returning while the
+  // background thread is mid-way through dispatching the very message
+  // asked about would answer no.
+  std::size_t poll_whole() { return round(true); }
 
   // The calling thread sees everything progress delivered before (into
   // window memory, by any thread of this process): the acquire side of
@@ -114,6 +123,7 @@ class ProgressEngine {
   void unwatch(const void* key);
 
  private:
+  std::size_t round(bool wait_turn);
   void run();
   void check_failure();
   // Sleeps up to `d` on this process's doorbell (a ring from an origin on

@@ -96,8 +96,11 @@ class Transport {
   virtual void set_message_handler(MessageHandler handler) = 0;
 
   // Drives the provider and dispatches what completed; returns the number of
-  // events dispatched (0 also when another thread is already progressing).
-  virtual std::size_t progress() = 0;
+  // events dispatched. One thread progresses at a time: with `wait_turn`
+  // false a call finding another thread progressing returns 0 at once; with
+  // true it waits for that round to end (so everything that round took from
+  // the provider has been dispatched) and then runs its own.
+  virtual std::size_t progress(bool wait_turn) = 0;
 };
 
 // Opens the libfabric provider named `provider` ("shm", "tcp;ofi_rxm", ...;
