@@ -11,6 +11,11 @@
 #     g++ pkg-config make            the build
 #     iproute2                       `ip netns`: tests/test_multihost.py's simulated hosts
 #                                    (unshare and hostname are in every Debian system)
+#     munge slurmctld slurmd         a real Slurm 22.05 that the tests start over the
+#     slurm-client                   simulated hosts (tests/cluster/slurm.py); the tests run
+#                                    their own daemons with their own keys and ports
+#     libpmix2                       PMIx, loaded at run time by onesided's PMI bootstrap
+#                                    when a launcher offers PMIx (srun --mpi=pmix, Open MPI)
 #     python3-venv python3-dev       only when the python3 in use lacks venv or headers
 #
 #   tools/setup-debian.sh openmpi    only for `make bench-openmpi`, never demo or test:
@@ -23,7 +28,8 @@ set -euo pipefail
 
 case ${1:-} in
   "")
-    packages=(libfabric-dev libfabric-bin libgtest-dev mpich libmpich-dev g++ pkg-config make iproute2)
+    packages=(libfabric-dev libfabric-bin libgtest-dev mpich libmpich-dev g++ pkg-config make iproute2
+              munge slurmctld slurmd slurm-client libpmix2)
     python=${PYTHON:-python3}
     if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
       packages+=(python3-venv)
@@ -51,5 +57,16 @@ done
 sudo=()
 ((EUID == 0)) || sudo=(sudo)
 echo "setup: installing Debian packages: ${missing[*]}"
-"${sudo[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Several set-ups may run at once (worktrees, CI beside a session): wait for
+# dpkg's lock instead of failing on it.
+lock=(-o DPkg::Lock::Timeout=600)
+"${sudo[@]}" apt-get "${lock[@]}" update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get "${lock[@]}" install -y -qq --no-install-recommends "${missing[@]}"
+# Debian's packages start munged (and would start slurmd/slurmctld) for the whole
+# machine where the init system lets them; the tests run their own daemons with
+# their own keys, sockets and ports, and nothing of the machine's is needed.
+for daemon in slurmd slurmctld munge; do
+  if [[ " ${missing[*]} " == *" $daemon "* ]]; then
+    "${sudo[@]}" service "$daemon" stop >/dev/null 2>&1 || true
+  fi
+done
