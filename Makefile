@@ -11,6 +11,9 @@
 #   make bench-scale    the contended counter on 2, 4 and 8 ranks beside the
 #               same peers, one table across rank counts; make bench-windows
 #               100 windows used lightly beside them (never part of demo or test)
+#   make bench-scale-hosts  2 to 64 ranks over 8 simulated hosts under the
+#               launcher and mpiexec (onesided beside MPICH's MPI.Win): creation,
+#               Free, Fence, counter, memory, descriptors, growth fitted (root)
 # Both are idempotent: a second run only rebuilds what changed.
 
 SHELL := /bin/bash
@@ -29,7 +32,7 @@ MPICH_MPIEXEC = $(or $(firstword $(shell command -v mpiexec.mpich mpiexec)),mpie
 MPICH_MPICC = $(or $(firstword $(shell command -v mpicc.mpich mpicc)),mpicc.mpich)
 
 .PHONY: demo test setup build wheel mpi4py-tests cpp-test cpp-example py-test bench bench-openmpi bench-peers \
-	bench-scale bench-windows clean \
+	bench-scale bench-windows bench-scale-hosts clean \
 	sanitize cpp-asan cpp-tsan py-asan
 
 demo: build
@@ -307,6 +310,15 @@ bench-windows: $(STAMPS)/peer-site $(STAMPS)/venv-mpich5 $(STAMPS)/venv-openmpi5
 	$(call each_peer,$(WINDOWS_OUT),--windows,2)
 	$(PEER_ENV) $(PY) -m onesided.bench.peers $(call peer_runs,$(WINDOWS_OUT)) | tee $(WINDOWS_OUT)/peers.md
 	$(call failed_jobs,$(WINDOWS_OUT))
+
+# One job per (launcher, rank count) over SCALE_HOSTS simulated hosts, then
+# one table per figure with the growth fitted (docs/scale.md reads them).
+SCALE_HOSTS_OUT := build/bench-scale-hosts
+SCALE_HOSTS_RANKS ?= 2,4,8,16,32,64
+SCALE_HOSTS_LAUNCHERS ?= onesided,mpiexec
+bench-scale-hosts: build
+	$(PY) tools/bench_scale_hosts.py $(SCALE_HOSTS_OUT) --hosts 8 --ranks $(SCALE_HOSTS_RANKS) \
+		--launchers $(SCALE_HOSTS_LAUNCHERS) | tee $(SCALE_HOSTS_OUT).md
 
 clean:
 	rm -rf build $(STAMPS) $(VENV) $(MPICH5_VENV) $(OPENMPI5_VENV)

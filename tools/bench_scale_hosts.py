@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""``make bench-scale-hosts``: the scale-across-hosts jobs over simulated
+hosts (tests/hosts/netns.py: network namespaces on one bridge, all on this
+machine's cores), one job per (launcher, rank count), then the report
+(python -m onesided.bench.hosts report).
+
+    tools/bench_scale_hosts.py OUTDIR [--hosts 8] [--ranks 2,4,...,64] [--launchers onesided,mpiexec,srun]
+
+Ranks are spread evenly: P ranks on min(P, hosts) hosts, P / that many on
+each. Launchers:
+
+* onesided: ``python -m onesided run`` through tools/netns-rsh; the job
+  measures onesided (COMM_WORLD is the launcher's);
+* mpiexec: MPICH's hydra through the same remote shell, the job started by
+  ``python -m mpi4py``; it measures onesided (over mpi4py's COMM_WORLD) and
+  MPI.Win in the same job, taking turns;
+* srun: a Slurm cluster over the same hosts (tests/cluster/slurm.py), when
+  that harness is present; onesided over mpi4py's COMM_WORLD (PMI-2).
+
+A job that fails or outlives its timeout is named and the others reported.
+Needs root (network namespaces), as the multi-host tests do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from hosts.netns import SimulatedHosts, sweep_stale, unavailable  # noqa: E402
+
+JOB = ["-m", "onesided.bench.hosts", "job"]
+
+
+def placement(hosts: list[str], ranks: int) -> list[tuple[str, int]]:
+    used = hosts[: min(ranks, len(hosts))]
+    if ranks % len(used):
+        raise SystemExit(f"{ranks} ranks do not spread evenly over {len(used)} hosts")
+    return [(h, ranks // len(used)) for h in used]
+
+
+def command(launcher: str, sim: SimulatedHosts, ranks: int, out: Path, timeout: int) -> list[str]:
+    spread = placement([h.address for h in sim.hosts], ranks)
+    hosts = ",".join(f"{h}:{k}" for h, k in spread)
+    if launcher == "onesided":
+        return [sys.executable, "-m", "onesided", "run", "-n", str(ranks), "--hosts", hosts, "--rsh", sim.rsh,
+                "--timeout", str(timeout), "-m", *JOB[1:], "--json", str(out), "--label", "launcher"]
+    if launcher == "mpiexec":
+        mpiexec = shutil.which("mpiexec.mpich") or "mpiexec"
+        return [mpiexec, "-launcher", "rsh", "-launcher-exec", sim.rsh, "-iface", sim.bridge, "-hosts", hosts,
+                "-n", str(ranks), sys.executable, "-m", "mpi4py", *JOB, "--json", str(out), "--label", "mpiexec",
+                "--libs", "onesided,mpi"]
+    raise SystemExit(f"unknown launcher {launcher!r}")
+
+
+def run_one(cmd: list[str], env: dict[str, str], timeout: int) -> tuple[bool, float, str]:
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        out, _ = proc.communicate()
+        return False, time.monotonic() - t0, f"timed out after {timeout} s\n{out}"
+    return proc.returncode == 0, time.monotonic() - t0, out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("outdir", type=Path)
+    parser.add_argument("--hosts", type=int, default=8)
+    parser.add_argument("--ranks", default="2,4,8,16,32,64")
+    parser.add_argument("--launchers", default="onesided,mpiexec")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per job")
+    args = parser.parse_args()
+    reason = unavailable()
+    if reason:
+        print(reason, file=sys.stderr)
+        return 2
+    args.outdir.mkdir(parents=True, exist_ok=True)
+    sweep_stale()
+    failed, runs = [], []
+    with tempfile.TemporaryDirectory(prefix="onesided-scale-") as tmp, SimulatedHosts(args.hosts, Path(tmp)) as sim:
+        env = {**os.environ, **sim.env()}
+        env.pop("ONESIDED_TEST_PROVIDER", None)
+        for ranks in (int(r) for r in args.ranks.split(",")):
+            for launcher in args.launchers.split(","):
+                out = args.outdir / f"{launcher}-{ranks}.json"
+                out.unlink(missing_ok=True)
+                ok, seconds, text = run_one(command(launcher, sim, ranks, out, args.timeout), env, args.timeout + 30)
+                print(f"{launcher} {ranks} ranks: {'ok' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
+                if ok and out.exists():
+                    runs.append(str(out))
+                else:
+                    failed.append(f"{launcher} at {ranks} ranks")
+                    (args.outdir / f"{launcher}-{ranks}.log").write_text(text)
+    if runs:
+        subprocess.run([sys.executable, "-m", "onesided.bench.hosts", "report", *runs], check=True)
+    if failed:
+        print("failed jobs (logs in " + str(args.outdir) + "): " + ", ".join(failed), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
