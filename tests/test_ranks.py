@@ -149,6 +149,23 @@ def test_an_interrupt_stops_a_stuck_cell_and_the_ranks_live_on(ranks: onesided.R
     assert values(ranks.run("rank * 2")) == [0, 2]
 
 
+def test_an_interrupt_ends_a_onesided_wait_on_every_rank_and_the_window_lives_on(ranks: onesided.Ranks) -> None:
+    """Wait_notify for a notification nobody sends, on both ranks: one
+    interrupt raises KeyboardInterrupt out of the call on every rank (the
+    wait checks for signals), no rank has to be stopped, and the window
+    works in the next cell (Fence, then a notification that does come)."""
+    ranks.run("import onesided\nrank = onesided.COMM_WORLD.rank\n"
+              "win = onesided.Window.Allocate(8, info={'provider': 'shm', 'onesided_notifications': '1'})")
+    listener, connect = entered(2)
+    thread = interrupt_when_entered(listener, 2, ranks.interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        ranks.run(connect + "win.Wait_notify(0, 1)\n")
+    thread.join()
+    assert ranks.running
+    got = ranks.run("win.Fence()\nwin.Notify(1 - rank, 0)\nwin.Wait_notify(0, 1)\nwin.Fence()\n'woken'")
+    assert values(got) == ["woken", "woken"]
+
+
 class _NoteWatcher:
     """Stands in for sys.stderr; ``noted`` is set once the "did not stop" note is written."""
 
@@ -183,11 +200,9 @@ def test_a_rank_stuck_in_a_c_call_survives_one_interrupt_and_a_second_stops_all(
             watcher.noted.wait()  # the ranks are still stuck after the first
             ranks.interrupt()
 
-        # Wait_notify waits without the GIL for a notification nobody sends:
-        # a SIGINT that comes while it waits cannot land until it returns.
-        # One that comes just before (after the rank connected) lands in
-        # Python; the loop takes the rank back into the call, as if it had
-        # come a moment later.
+        # A rank that does not stop on SIGINT, as one inside another
+        # library's C call that never checks for signals: the loop takes
+        # it back into Wait_notify each time the interrupt raises there.
         port = listener.getsockname()[1]
         stuck = textwrap.dedent(f"""\
             import socket
