@@ -9,6 +9,7 @@
 //   register_machine.cpp     what the core sees of the machine: providers, host key
 //   register_buffers.cpp     memory from DLPack producers and raw addresses, checked and held
 //   register_exit.cpp        the deadline on a dying rank's exit
+//   register_call_floor.cpp  a C function that does nothing: the bench's floor under a call
 //   python_signals.cpp       the core's waits run Python's signal handlers
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -142,4 +143,5 @@ PYBIND11_MODULE(_core, m) {
   onesided::python::register_machine(m);
   onesided::python::register_buffers(m);
   onesided::python::register_exit(m);
+  onesided::python::register_call_floor(m);
 }
