@@ -37,7 +37,7 @@ from . import _core
 from ._errors import Error
 from .boot._libfabric import load as libfabric
 from .comm._comm import Comm
-from .run._hosts import _ipv4_of
+from .comm._interfaces import ipv4_of
 
 __all__ = ["ENVIRONMENT", "add_arguments", "collect", "main", "render"]
 
@@ -217,7 +217,7 @@ def _interfaces(tcp_domains: list[str]) -> dict[str, Any]:
             state = Path(f"/sys/class/net/{name}/operstate").read_text().strip()
         except OSError:
             state = "?"
-        listed.append({"name": name, "ipv4": _ipv4_of(name), "state": state})
+        listed.append({"name": name, "ipv4": ipv4_of(name), "state": state})
     chosen = os.environ.get("FI_TCP_IFACE")
     default = _default_route_interface()
     first = tcp_domains[0].split()[0] if tcp_domains else None
