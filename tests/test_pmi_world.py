@@ -103,6 +103,26 @@ def test_rank0_gone_after_publishing_the_others_refuse_at_once(tmp_path: Path, v
 
 
 @pytest.mark.timeout(120)
+def test_rank0_serves_until_the_others_leave_within_the_deadline(tmp_path: Path) -> None:
+    """Rank 0 finishes first: its coordinator keeps serving (the others'
+    collectives are told rank 0 said bye, not that the connection dropped)
+    until they leave, and no longer than ONESIDED_PMI_TIMEOUT (4 s) when they
+    do not: here they wait for rank 0 to end before leaving."""
+    env = without_mpi4py(tmp_path)
+    env["ONESIDED_PMI_TIMEOUT"] = "4"
+    done = run_job([mpiexec(), "-n", "3", sys.executable, str(SCRIPT), "rank0-leaves-first", str(tmp_path)], env, 90)
+    assert done.returncode == 0, done.stdout + done.stderr
+    got = refusals(done.stdout)
+    assert sorted(got) == [1, 2], done.stdout + done.stderr
+    for _, message in got.values():
+        assert "rank 0 is exiting (said bye)" in message, message
+    survived = {int(r): float(s) for r, s in re.findall(r"^SURVIVED (\d+) ([\d.]+)$", done.stdout, flags=re.M)}
+    assert sorted(survived) == [1, 2], done.stdout
+    for seconds in survived.values():
+        assert 3.5 <= seconds < 10, survived
+
+
+@pytest.mark.timeout(120)
 def test_a_launcher_without_pmi_is_refused_naming_what_it_found(tmp_path: Path) -> None:
     env = without_mpi4py(tmp_path)
     code = "import onesided; onesided.COMM_WORLD"

@@ -13,6 +13,11 @@ Usage: LAUNCHER python pmi_world.py MODE
 * ``rank0-gone``: rank 0 publishes a coordinator that it then stops, and
   leaves (as a rank 0 dying right after publishing would); the others print
   ``REFUSED R <seconds> <message>`` as above.
+* ``rank0-leaves-first DIR``: the world formed, rank 0 writes DIR/rank0-done
+  and exits; every other rank then calls Barrier (prints ``REFUSED ...``),
+  and waits for rank 0's process to end (it must keep serving until this
+  rank has gone, up to ONESIDED_PMI_TIMEOUT): prints ``SURVIVED R <seconds>``,
+  how long rank 0 lived after its file appeared (or 20 if it outlived that).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 mode = sys.argv[1]
 
@@ -36,6 +42,23 @@ import onesided
 from onesided.comm import _pmi_world
 from onesided.comm._comm import Comm, WorldError
 from onesided.comm._coordinator import Coordinator
+
+def wait_for(condition, seconds: float) -> float:
+    """Poll ``condition`` every 10 ms until it holds or ``seconds`` pass; the time it held."""
+    end = time.monotonic() + seconds
+    while not condition() and time.monotonic() < end:
+        time.sleep(0.01)
+    return time.monotonic()
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, which its launcher has yet to reap, has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
 
 rank = int(os.environ.get("PMI_RANK", os.environ.get("PMIX_RANK", os.environ.get("OMPI_COMM_WORLD_RANK", "-1"))))
 
@@ -65,5 +88,20 @@ elif mode in ("rank0-silent", "rank0-gone"):
         print(f"REFUSED {rank} {time.monotonic() - start:.2f} {exc}", flush=True)
     else:
         raise SystemExit(f"rank {rank} formed a world without rank 0")
+elif mode == "rank0-leaves-first":
+    world = onesided.COMM_WORLD
+    pids = world.allgather(os.getpid())
+    done = Path(sys.argv[2]) / "rank0-done"
+    if world.rank == 0:
+        done.write_text("")
+        sys.exit(0)
+    seen = wait_for(done.exists, 30)
+    start = time.monotonic()
+    try:
+        world.Barrier()
+    except WorldError as exc:
+        print(f"REFUSED {world.rank} {time.monotonic() - start:.2f} {exc}", flush=True)
+    wait_for(lambda: not alive(pids[0]), 20)
+    print(f"SURVIVED {world.rank} {time.monotonic() - seen:.2f}", flush=True)
 else:
     raise SystemExit(f"unknown mode {mode!r}")
