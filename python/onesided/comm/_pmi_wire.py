@@ -78,6 +78,9 @@ class PmiWire:
             raise WorldError(f"PMI_FD={fd} must be a socket this process inherited, but it is not a socket")
         self.version = int(version)
         self.name = f"PMI-{version} wire on PMI_FD"
+        # Slurm's PMI-2 server requires a pmijobid in fullinit (srun sets PMI_JOBID); hydra ignores it.
+        job = environ.get("PMI_JOBID", "")
+        self._jobid = job if job.isdigit() else "-1"
         self._timeout = timeout
         self._sock = socket.socket(fileno=fd)
         self._inbox = bytearray()
@@ -97,7 +100,7 @@ class PmiWire:
         if self.version == 1:
             self._kvs = self._line("cmd=get_my_kvsname", "my_kvsname")["kvsname"]
         else:
-            reply = self._frame(f"cmd=fullinit;pmirank={self.rank};threaded=FALSE;", "fullinit-response")
+            reply = self._frame(f"cmd=fullinit;pmijobid={self._jobid};pmirank={self.rank};threaded=FALSE;", "fullinit-response")
             if (reply.get("rank"), reply.get("size")) != (str(self.rank), str(self.size)):
                 raise WorldError(
                     f"{self._where} says rank {reply.get('rank')} of {reply.get('size')}, "

@@ -93,10 +93,13 @@ def pmi_client(environ: Mapping[str, str], job: str, timeout: int) -> KeyValueSt
         return PmiWire(environ, timeout)
     if "OMPI_COMM_WORLD_RANK" in environ:
         return Pmix(environ, timeout)
-    found = sorted(name for name in environ if name.startswith(("PMI_", "PMIX_", "OMPI_", "SLURM_STEP", "SLURM_MPI")))
+    found = sorted(name for name in environ if name.startswith(("PMI_", "PMIX_", "OMPI_COMM_WORLD_"))
+                   or name == "SLURM_MPI_TYPE")
+    listed = ", ".join(f"{name}={environ[name]}" if name == "SLURM_MPI_TYPE" else name for name in found)
     raise WorldError(
         f"this process is one rank of an MPI job ({job} in its environment), mpi4py is not importable, "
-        f"and its launcher offers no process-management interface onesided speaks (found: {', '.join(found)}). "
+        f"and its launcher offers no process-management interface onesided speaks "
+        f"(found: {listed or 'no PMI_*, PMIX_* or OMPI_COMM_WORLD_* variable'}). "
         "onesided.COMM_WORLD spans such a job through PMIx (PMIX_RANK), the PMI-1/PMI-2 wire (PMI_FD) or "
         "Open MPI's OMPI_COMM_WORLD_* with PMIx: start it with `srun --mpi=pmi2` or `--mpi=pmix`, MPICH's "
         "mpiexec, Open MPI's mpirun or `python -m onesided run -n N`; or install mpi4py and pass comm="
