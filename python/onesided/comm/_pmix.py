@@ -25,6 +25,7 @@ import ctypes
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NoReturn
 
 from ._comm import WorldError
 
@@ -35,6 +36,7 @@ _KEYLEN = 512  # PMIX_MAX_KEYLEN + 1
 _RANK_WILDCARD = 0xFFFFFFFE  # UINT32_MAX - 1
 _GLOBAL = 3  # pmix_scope_t PMIX_GLOBAL: visible to local and remote ranks
 _BOOL, _STRING, _INT, _UINT32 = 1, 3, 6, 14  # pmix_data_type_t
+_ERR_NOT_FOUND, _ERR_TIMEOUT = -46, -24  # pmix_status_t
 _SYSTEM_LIBRARY = "libpmix.so.2"
 
 
@@ -114,6 +116,8 @@ class Pmix:
         self.rank = int(self._me.rank)
         job = _Proc(self._me.nspace, _RANK_WILDCARD)
         value = self._get(job, b"pmix.job.size")
+        if value is None:
+            raise WorldError(f"{path}: PMIx_Get(pmix.job.size) found no job size")
         if value.type != _UINT32:
             raise WorldError(f"{path}: PMIx_Get(pmix.job.size) gave data type {value.type}, not PMIX_UINT32")
         self.size = int(value.data.uint32)
@@ -132,11 +136,18 @@ class Pmix:
         committed puts collected."""
         job = _Proc(self._me.nspace, _RANK_WILDCARD)
         infos = (_Info * 2)(_info(b"pmix.collect", _BOOL, 1), _info(b"pmix.timeout", _INT, self._timeout))
-        self._call("PMIx_Fence", ctypes.byref(job), 1, infos, 2)
+        status = self._lib.PMIx_Fence(ctypes.byref(job), ctypes.c_size_t(1), infos, ctypes.c_size_t(2))
+        if status == _ERR_TIMEOUT:
+            raise WorldError(
+                f"PMIx_Fence: not every rank of the job reached it within {self._timeout} s "
+                "(ONESIDED_PMI_TIMEOUT): a rank of the job never reached it, or the launcher is gone"
+            )
+        if status != 0:
+            self._fail("PMIx_Fence", status)
 
     def get(self, key: str, rank: int = 0) -> str | None:
         """The string ``rank`` published under ``key``, or None if it has none."""
-        value = self._get(_Proc(self._me.nspace, rank), key.encode(), missing_ok=True)
+        value = self._get(_Proc(self._me.nspace, rank), key.encode())
         if value is None or value.type != _STRING or not value.data.string:
             return None
         return ctypes.string_at(value.data.string).decode("utf-8", "replace")
@@ -145,13 +156,14 @@ class Pmix:
         """End the PMIx session; errors are ignored (nothing is left to do)."""
         self._lib.PMIx_Finalize(None, ctypes.c_size_t(0))
 
-    def _get(self, proc: _Proc, key: bytes, missing_ok: bool = False) -> _Value:
+    def _get(self, proc: _Proc, key: bytes) -> _Value | None:
+        """``proc``'s value of ``key``; None if it has none, :class:`WorldError` on any other failure."""
         result = ctypes.POINTER(_Value)()
         infos = (_Info * 1)(_info(b"pmix.timeout", _INT, self._timeout))
         status = self._lib.PMIx_Get(ctypes.byref(proc), key, infos, ctypes.c_size_t(1), ctypes.byref(result))
-        if status != 0 or not result:
-            if missing_ok:
-                return None  # type: ignore[return-value]
+        if status == _ERR_NOT_FOUND or (status == 0 and not result):
+            return None
+        if status != 0:
             self._fail(f"PMIx_Get({key.decode()})", status)
         # Copied out; the library's value is left to it (a few bytes, once per process).
         return _Value.from_buffer_copy(result.contents)
@@ -161,6 +173,6 @@ class Pmix:
         if status != 0:
             self._fail(name, status)
 
-    def _fail(self, call: str, status: int) -> None:
+    def _fail(self, call: str, status: int) -> NoReturn:
         words = (self._lib.PMIx_Error_string(status) or b"?").decode("utf-8", "replace")
         raise WorldError(f"{call} failed in {self._path}: {words} ({status})")
