@@ -95,7 +95,7 @@ class Coordinator:
 
     Runs in a daemon thread between ``__enter__`` and ``__exit__``.  All
     collective state is owned by that thread; other threads only call
-    :meth:`rank_exited`.  If the thread dies of a bug it closes every
+    :meth:`rank_exited` and :meth:`wait_for_departures`.  If the thread dies of a bug it closes every
     connection, so ranks get :class:`~onesided.comm._comm.WorldError` instead of
     hanging.
     """
