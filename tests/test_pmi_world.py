@@ -143,6 +143,19 @@ def test_a_launcher_without_pmi_is_refused_naming_what_it_found(tmp_path: Path) 
     assert "--mpi=pmi2" in done.stderr
 
 
+def test_porting_md_shows_the_refusal_srun_without_pmi_gets() -> None:
+    """docs/porting.md prints the refusal of `srun --mpi=none` (which sets
+    no PMI variable) as the code words it."""
+    shown = re.search(r"```text\n(\s*onesided\.comm\._comm\.WorldError: this process is one rank.*?)```",
+                      (ROOT / "docs" / "porting.md").read_text(), flags=re.S)
+    assert shown, "docs/porting.md no longer shows the refusal"
+    job = "SLURM_PROCID=1 SLURM_STEP_NUM_TASKS=2"
+    with pytest.raises(WorldError) as refused:
+        pmi_world({"SLURM_PROCID": "1", "SLURM_STEP_NUM_TASKS": "2", "SLURM_STEPID": "0"}, job)
+    words = " ".join(shown[1].split()).removeprefix("onesided.comm._comm.WorldError: ")
+    assert words == str(refused.value)
+
+
 @pytest.fixture
 def pipe_fd() -> Iterator[int]:
     read, write = os.pipe()
