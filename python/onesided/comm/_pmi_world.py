@@ -32,7 +32,7 @@ import hashlib
 import os
 import secrets
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from ._comm import Comm, WorldError
@@ -157,6 +157,19 @@ def _first_barrier(comm: Comm, timeout: int, rank: int) -> None:
         raise WorldError(f"rank {rank}: rank 0, which hosts this job's coordinator, is gone: {exc}") from None
 
 
+def _at_exit(function: Callable[..., None], *args: object) -> None:
+    """Run ``function(*args)`` at this process's exit, never at a forked
+    child's: the child shares the PMI socket and rank 0's coordinator, and
+    would end the parent's PMI session or stop its coordinator."""
+    pid = os.getpid()
+
+    def run() -> None:
+        if os.getpid() == pid:
+            function(*args)
+
+    atexit.register(run)
+
+
 def _host_exit(coordinator: Coordinator, client: KeyValueStore, timeout: int) -> None:
     coordinator.wait_for_departures(timeout)
     coordinator.__exit__(None, None, None)
@@ -170,7 +183,7 @@ def pmi_world(environ: Mapping[str, str], job: str) -> Comm:
     client = pmi_client(environ, job, timeout)
     _formed_by = client.name
     if client.size == 1:
-        atexit.register(client.finalize)
+        _at_exit(client.finalize)
         return Comm()
     if client.rank == 0:
         token = secrets.token_hex(16)
@@ -178,12 +191,12 @@ def pmi_world(environ: Mapping[str, str], job: str) -> Comm:
         coordinator = Coordinator(client.size, token.encode("ascii"), "0.0.0.0")
         coordinator.__enter__()
         # Registered before the Comm registers its bye, so it runs after it.
-        atexit.register(_host_exit, coordinator, client, timeout)
+        _at_exit(_host_exit, coordinator, client, timeout)
         port = int(coordinator.address.rpartition(":")[2])
         publish(client, port, token)
         comm = Comm(0, client.size, ("127.0.0.1", port), token.encode("ascii"))
     else:
-        atexit.register(client.finalize)
+        _at_exit(client.finalize)
         try:
             address, secret = _coordinator_address(client)
         except WorldError as exc:
