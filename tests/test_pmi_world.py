@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -191,6 +192,18 @@ def test_a_malformed_pmi_environment_is_refused(environ: dict[str, str | None], 
     with pytest.raises(WorldError) as refused:
         pmi_world(full, JOB)
     assert words in str(refused.value)
+
+
+def test_pmix_variables_without_a_pmix_server_are_refused() -> None:
+    """Debian's libpmix2 (make test installs it) with no server to reach:
+    PMIx's own words, never a world of one. In a process of its own, since
+    libpmix stays loaded."""
+    code = ("from onesided.comm._pmi_world import pmi_world\n"
+            "pmi_world({'PMIX_RANK': '1', 'PMIX_NAMESPACE': 'made-up'}, 'PMIX_RANK=1')\n")
+    env = {**os.environ, "PMIX_RANK": "1", "PMIX_NAMESPACE": "made-up"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode != 0
+    assert "WorldError: PMIx_Init failed in libpmix.so.2: UNREACHABLE" in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize(

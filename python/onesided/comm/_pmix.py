@@ -121,7 +121,6 @@ class Pmix:
         if value.type != _UINT32:
             raise WorldError(f"{path}: PMIx_Get(pmix.job.size) gave data type {value.type}, not PMIX_UINT32")
         self.size = int(value.data.uint32)
-        self.namespace = self._me.nspace.decode("utf-8", "replace")
 
     def put(self, key: str, value: str) -> None:
         """Publish ``value`` under ``key`` (committed; visible to the others after :meth:`fence`)."""
