@@ -26,7 +26,7 @@ import pytest
 
 import onesided
 from conftest import RANKS, run_ranks
-from onesided.run._coordinator import Coordinator
+from onesided.comm._coordinator import Coordinator
 
 STATES = ["lock", "flush", "request", "fence", "pscw"]
 

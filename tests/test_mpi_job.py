@@ -1,8 +1,9 @@
 """No silent one-rank worlds: a process that is one rank of an MPI job
 (by its environment) and creates a window over onesided.COMM_WORLD gets
-mpi4py's COMM_WORLD, or, without mpi4py, an error saying to pass comm=
-(onesided.comm._mpi_job). Both paths under MPICH's real mpiexec, with the
-README's ten-line example as printed (no comm=)."""
+mpi4py's COMM_WORLD (onesided.comm._mpi_job), or, without mpi4py, a world
+formed through the launcher's PMI (onesided.comm._pmi_world; its own tests
+are tests/test_pmi_world.py). Both paths under MPICH's real mpiexec, with
+the README's ten-line example as printed (no comm=)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import mpiexec
+from no_mpi4py import run_job, without_mpi4py
 from onesided.comm._mpi_job import mpi_job
-from onesided.run._spawn import finish
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 TEN_LINES = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[0]
@@ -45,16 +46,8 @@ def run_ten_lines(tmp_path: Path, n: int, hide_mpi4py: bool) -> subprocess.Compl
     # Unbuffered, print writes each piece at once and two ranks' lines interleave.
     env.pop("PYTHONUNBUFFERED", None)
     if hide_mpi4py:
-        # A package named mpi4py that fails to import, first on the path.
-        (tmp_path / "hidden" / "mpi4py").mkdir(parents=True)
-        (tmp_path / "hidden" / "mpi4py" / "__init__.py").write_text("raise ImportError('mpi4py is hidden by the test')\n")
-        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "hidden"), env.get("PYTHONPATH", "")])
-    cmd = [mpiexec(), "-n", str(n), sys.executable, str(script)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)
-    out, err, expired = finish(proc, 90)
-    assert not expired, f"timed out\nstdout:\n{out}\nstderr:\n{err}"
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        env = without_mpi4py(tmp_path, env)
+    return run_job([mpiexec(), "-n", str(n), sys.executable, str(script)], env, 90)
 
 
 def tickets(stdout: str) -> list[tuple[int, int]]:
@@ -70,13 +63,15 @@ def test_ten_lines_under_mpiexec_use_mpi4py(tmp_path: Path) -> None:
     assert sorted(ticket for _, ticket in got) == [0, 1, 2], proc.stdout
 
 
-def test_ten_lines_under_mpiexec_without_mpi4py_raise(tmp_path: Path) -> None:
-    proc = run_ten_lines(tmp_path, 2, hide_mpi4py=True)
-    assert proc.returncode != 0
-    assert "got ticket" not in proc.stdout
-    assert "onesided.comm._comm.WorldError: this process is one rank of an MPI job (PMI_RANK=" in proc.stderr, proc.stderr
-    assert "pass comm=MPI.COMM_WORLD" in proc.stderr
-    print(proc.stderr)
+def test_ten_lines_under_mpiexec_without_mpi4py_use_its_pmi(tmp_path: Path) -> None:
+    """The same job with mpi4py hidden: the world spans it all the same,
+    formed through hydra's PMI wire (a world of one per rank would give
+    every rank ticket 0)."""
+    proc = run_ten_lines(tmp_path, 3, hide_mpi4py=True)
+    assert proc.returncode == 0, proc.stderr
+    got = tickets(proc.stdout)
+    assert [rank for rank, _ in got] == [0, 1, 2], proc.stdout + proc.stderr
+    assert sorted(ticket for _, ticket in got) == [0, 1, 2], proc.stdout
 
 
 def test_comm_world_is_mpi4pys_under_mpiexec() -> None:
@@ -86,10 +81,6 @@ def test_comm_world_is_mpi4pys_under_mpiexec() -> None:
     script = Path(__file__).parent / "ranks" / "mpi_world.py"
     env = dict(os.environ)
     env.pop("PYTHONUNBUFFERED", None)
-    cmd = [mpiexec(), "-n", "3", sys.executable, str(script)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)
-    out, err, expired = finish(proc, 120)
-    assert not expired, f"timed out\nstdout:\n{out}\nstderr:\n{err}"
-    assert proc.returncode == 0, err
-    assert sorted(re.findall(r"^PASS (\d+)$", out, flags=re.M)) == ["0", "1", "2"], out + err
+    done = run_job([mpiexec(), "-n", "3", sys.executable, str(script)], env, 120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(re.findall(r"^PASS (\d+)$", done.stdout, flags=re.M)) == ["0", "1", "2"], done.stdout + done.stderr

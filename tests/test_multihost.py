@@ -22,6 +22,7 @@ import pytest
 
 from conftest import RANKS, mpiexec
 from hosts.netns import SimulatedHosts, sweep_stale, unavailable
+from no_mpi4py import without_mpi4py
 from test_mpi_job import tickets
 from onesided.run._spawn import finish
 
@@ -174,6 +175,21 @@ def test_ten_lines_across_hosts_span_the_mpi_job(hosts: SimulatedHosts, tmp_path
     assert proc.returncode == 0, proc.stderr
     got = tickets(proc.stdout)
     assert [rank for rank, _ in got] == [0, 1] and sorted(t for _, t in got) == [0, 1], proc.stdout
+
+
+def test_pmi_world_across_hosts_without_mpi4py(hosts: SimulatedHosts, tmp_path: Path) -> None:
+    """mpi4py hidden: the world is formed through hydra's PMI wire, rank 1
+    reaching rank 0's coordinator through loopback on its host, rank 2 from
+    another host at one of rank 0's published addresses
+    (onesided.comm._pmi_world)."""
+    a, b = hosts.hosts[0].name, hosts.hosts[1].name
+    env = without_mpi4py(tmp_path, {})
+    proc = run(mpiexec_on(hosts, f"{a}:2,{b}", 3) + [sys.executable, str(RANKS / "pmi_world.py"), "tickets"], hosts,
+               env={"PYTHONPATH": env["PYTHONPATH"]})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = re.findall(r"^RANK (\d+) SIZE 3 VIA PMI-1 wire on PMI_FD TICKET (\d+)$", proc.stdout, flags=re.M)
+    assert sorted(int(r) for r, _ in lines) == [0, 1, 2], proc.stdout + proc.stderr
+    assert sorted(int(t) for _, t in lines) == [0, 1, 2], proc.stdout
 
 
 @pytest.fixture

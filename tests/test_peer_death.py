@@ -29,7 +29,7 @@ import pytest
 import onesided
 from conftest import RANKS
 from hosts.netns import Host, SimulatedHosts, sweep_stale, unavailable
-from onesided.run._coordinator import Coordinator
+from onesided.comm._coordinator import Coordinator
 from test_faults import leftovers
 
 UNAVAILABLE = unavailable()

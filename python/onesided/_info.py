@@ -37,7 +37,7 @@ from . import _core
 from ._errors import Error
 from .boot._libfabric import load as libfabric
 from .comm._comm import Comm
-from .run._hosts import _ipv4_of
+from .comm._interfaces import ipv4_of
 
 __all__ = ["ENVIRONMENT", "add_arguments", "collect", "main", "render"]
 
@@ -59,9 +59,15 @@ ENVIRONMENT: dict[str, str] = {
     "ONESIDED_RANK": "set by `python -m onesided run`: this rank's number",
     "ONESIDED_SIZE": "set by `python -m onesided run`: the number of ranks",
     "ONESIDED_TOKEN": "set by `python -m onesided run`: the job's secret (value not shown)",
-    "PMI_RANK": "with PMI_SIZE > 1: a rank of an MPI job, so COMM_WORLD is mpi4py's",
-    "OMPI_COMM_WORLD_RANK": "with OMPI_COMM_WORLD_SIZE > 1: a rank of an Open MPI job, so COMM_WORLD is mpi4py's",
-    "PMIX_RANK": "a rank of a PMIx job, so COMM_WORLD is mpi4py's",
+    "PMI_RANK": "with PMI_SIZE > 1: a rank of an MPI job, so COMM_WORLD is mpi4py's (without mpi4py, "
+                "formed through the launcher's PMI)",
+    "OMPI_COMM_WORLD_RANK": "with OMPI_COMM_WORLD_SIZE > 1: a rank of an Open MPI job, so COMM_WORLD is mpi4py's "
+                            "(without mpi4py, formed through PMIx)",
+    "PMIX_RANK": "a rank of a PMIx job, so COMM_WORLD is mpi4py's (without mpi4py, formed through PMIx)",
+    "PMI_FD": "the PMI wire's socket (hydra, srun --mpi=pmi2): how COMM_WORLD is formed without mpi4py",
+    "ONESIDED_PMI_VERSION": "1 (default) or 2: the PMI wire protocol spoken on PMI_FD",
+    "ONESIDED_PMI_TIMEOUT": "seconds each wait of a PMI bootstrap may take, and rank 0 serves at exit (default 60)",
+    "ONESIDED_LIBPMIX": "the libpmix to load (default: PMIX_PREFIX's, else libpmix.so.2)",
     "SLURM_JOB_NODELIST": "inside Slurm: the launcher places ranks on these nodes",
     "IPATH_NO_BACKTRACE": "set by onesided so libinfinipath keeps crash signals visible",
     "PYTHONUNBUFFERED": "the launcher sets it for its ranks unless given, so their prints leave at once",
@@ -217,7 +223,7 @@ def _interfaces(tcp_domains: list[str]) -> dict[str, Any]:
             state = Path(f"/sys/class/net/{name}/operstate").read_text().strip()
         except OSError:
             state = "?"
-        listed.append({"name": name, "ipv4": _ipv4_of(name), "state": state})
+        listed.append({"name": name, "ipv4": ipv4_of(name), "state": state})
     chosen = os.environ.get("FI_TCP_IFACE")
     default = _default_route_interface()
     first = tcp_domains[0].split()[0] if tcp_domains else None

@@ -5,9 +5,16 @@ Holds:
 * ``_comm``: :class:`Comm`, the world of ``python -m onesided run``'s ranks
   (collectives served by the launcher's coordinator), :class:`WorldError`,
   and the wire protocol between ranks and the coordinator;
+* ``_coordinator``: the server side of that wire protocol, which the
+  launcher runs, and rank 0 of a PMI job (below);
 * ``_mpi_job``: the bridge to an MPI job (mpi4py's ``MPI.COMM_WORLD``
   itself when an MPI launcher started the process);
-* ``_world``: which of the two this process has (:func:`world`);
+* ``_pmi_world``: without mpi4py, a :class:`Comm` over such a job, formed
+  through its launcher's process-management interface: ``_pmix`` (PMIx via
+  libpmix, loaded at run time) or ``_pmi_wire`` (PMI-1/PMI-2 on
+  ``PMI_FD``); ``_interfaces``: this machine's IPv4 addresses, which rank 0
+  publishes;
+* ``_world``: which of these this process has (:func:`world`);
 * ``_polled``: the collectives a window runs over an mpi4py communicator
   (its duplicate, barriers, allgathers), waited for in Python so that
   Ctrl-C reaches them;

@@ -5,7 +5,7 @@
 :mod:`onesided.comm._mpi_job`).  Under
 the launcher it spans the ``ONESIDED_SIZE`` ranks of the job and its
 collectives are served by the launcher's coordinator (see
-:mod:`onesided.run._coordinator`) over TCP loopback.
+:mod:`onesided.comm._coordinator`) over TCP loopback.
 Started by an MPI launcher (mpiexec, srun), the world is no Comm but
 mpi4py's ``MPI.COMM_WORLD`` itself (:mod:`onesided.comm._mpi_job`; an error
 without mpi4py, never a world of one rank). Started any other way, the process is a world of one rank whose

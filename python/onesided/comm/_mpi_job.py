@@ -15,17 +15,17 @@ Guarantees
   may still set ``mpi4py.rc`` (thread level, ...) after importing onesided.
 * With mpi4py importable, the world *is* ``MPI.COMM_WORLD``
   (``onesided.COMM_WORLD is MPI.COMM_WORLD``).
-* Without it, every ask raises :class:`~onesided.comm._comm.WorldError`
-  naming the variables that identify the job and saying to pass ``comm=``.
-  It never falls back to a world of one rank.
+* Without it (:func:`mpi_world` returns None), the world is formed through
+  the launcher's process-management interface
+  (:mod:`onesided.comm._pmi_world`), or every ask raises
+  :class:`~onesided.comm._comm.WorldError` naming the variables found. It
+  never falls back to a world of one rank.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-
-from ._comm import WorldError
 
 __all__ = ["mpi_job", "mpi_world"]
 
@@ -58,16 +58,11 @@ def mpi_job(environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def mpi_world(job: str) -> Any:
-    """mpi4py's ``MPI.COMM_WORLD`` for the MPI job ``job`` (what :func:`mpi_job`
-    returned), importing mpi4py; without mpi4py, :class:`WorldError`."""
+def mpi_world() -> Any:
+    """mpi4py's ``MPI.COMM_WORLD``, importing mpi4py (which initialises MPI),
+    or None when mpi4py is not importable."""
     try:
         from mpi4py import MPI
-    except ImportError as exc:
-        raise WorldError(
-            f"this process is one rank of an MPI job ({job} in its environment), but "
-            f"onesided.COMM_WORLD cannot span that job without mpi4py ({exc}). "
-            "Install mpi4py and pass comm=MPI.COMM_WORLD (or any mpi4py communicator) to the window, "
-            "or start the job with `python -m onesided run -n N`"
-        ) from None
+    except ImportError:
+        return None
     return MPI.COMM_WORLD

@@ -3,9 +3,7 @@
 Holds:
 
 * ``_launch``: the launcher (start N ranks, supervise them, exit with the
-  job's status);
-* ``_coordinator``: the server side of the wire protocol of
-  :mod:`onesided.comm._comm`, serving one job's collectives;
+  job's status), around :mod:`onesided.comm._coordinator`;
 * ``_exits``: how a rank's end is read (status, words, ended or not);
 * ``_output``: the relay of the ranks' output, as whole lines;
 * ``_hosts``: where ranks go across hosts (host lists, hostfiles, Slurm);

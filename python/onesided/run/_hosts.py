@@ -17,14 +17,14 @@ Guarantees
 
 from __future__ import annotations
 
-import fcntl
 import ipaddress
 import re
 import socket
-import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..comm._interfaces import ipv4_of
 
 __all__ = [
     "HostSlots",
@@ -206,15 +206,6 @@ def _route_source(host: str) -> str | None:
     return None
 
 
-def _ipv4_of(interface: str) -> str | None:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            reply = fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", interface.encode()[:15]))  # SIOCGIFADDR
-        except OSError:
-            return None
-    return socket.inet_ntoa(reply[20:24])
-
-
 def interface_toward(address: str) -> str | None:
     """The IPv4 interface of this machine that packets to ``address`` leave
     from (``address`` itself may be one of this machine's), or None."""
@@ -222,7 +213,7 @@ def interface_toward(address: str) -> str | None:
     if source is None:
         return None
     for _, name in socket.if_nameindex():
-        if _ipv4_of(name) == source:
+        if ipv4_of(name) == source:
             return name
     return None
 

@@ -1,6 +1,6 @@
 """``python -m onesided run``: start N ranks and supervise them.
 
-The launcher starts a :class:`~onesided.run._coordinator.Coordinator` thread (the
+The launcher starts a :class:`~onesided.comm._coordinator.Coordinator` thread (the
 server side of the wire protocol documented in :mod:`onesided.comm._comm`), then
 one child process per rank, each in its own session so that stopping a rank's
 process group also stops whatever it spawned.
@@ -73,7 +73,7 @@ from types import FrameType
 from typing import IO
 
 from ..comm._comm import ENV_COORD, ENV_RANK, ENV_SIZE, ENV_TOKEN
-from ._coordinator import Coordinator
+from ..comm._coordinator import Coordinator
 from ._exits import describe_exit, ended, exit_status
 from ._hosts import (
     HostSlots,

@@ -1,7 +1,8 @@
-"""The launcher's coordinator: the server side of the wire protocol
-documented in :mod:`onesided.comm._comm`, serving the collectives of one job's
-ranks on 127.0.0.1, or on an address the other hosts reach when the job
-spans hosts (see :mod:`onesided.run._launch` for the job around it).
+"""The coordinator: the server side of the wire protocol documented in
+:mod:`onesided.comm._comm`, serving the collectives of one job's ranks on
+127.0.0.1, or on an address the other hosts reach when the job spans hosts.
+The launcher runs one (:mod:`onesided.run._launch`); so does rank 0 of a job
+an MPI launcher started (:mod:`onesided.comm._pmi_world`).
 
 Guarantees
 ----------
@@ -34,7 +35,7 @@ import traceback
 from dataclasses import dataclass, field
 from types import TracebackType
 
-from ..comm._comm import (
+from ._comm import (
     COLLECTIVE_HEADER,
     FRAME_HEADER,
     HELLO_HEADER,
@@ -94,7 +95,7 @@ class Coordinator:
 
     Runs in a daemon thread between ``__enter__`` and ``__exit__``.  All
     collective state is owned by that thread; other threads only call
-    :meth:`rank_exited`.  If the thread dies of a bug it closes every
+    :meth:`rank_exited` and :meth:`wait_for_departures`.  If the thread dies of a bug it closes every
     connection, so ranks get :class:`~onesided.comm._comm.WorldError` instead of
     hanging.
     """
@@ -117,6 +118,7 @@ class Coordinator:
         # Departures, in the order they happened, from either thread.
         self._departures_lock = threading.Lock()
         self._departures: dict[int, str] = {}
+        self._all_departed = threading.Event()
         self._reported: queue.SimpleQueue[tuple[int, str]] = queue.SimpleQueue()
         # Owned by the coordinator thread.
         self._connections: dict[int, _Connection] = {}
@@ -155,10 +157,22 @@ class Coordinator:
             earlier = list(self._departures)
             if rank in self._departures:
                 return earlier[: earlier.index(rank)]
-            self._departures[rank] = state
+            self._record(rank, state)
         self._reported.put((rank, state))
         self._wake()
         return earlier
+
+    def wait_for_departures(self, timeout: float) -> bool:
+        """Wait until every rank has departed (said bye, closed its
+        connection, or was reported exited), at most ``timeout`` seconds;
+        return whether they all have. Thread-safe."""
+        return self._all_departed.wait(timeout)
+
+    def _record(self, rank: int, state: str) -> None:
+        # Called with _departures_lock held.
+        self._departures[rank] = state
+        if len(self._departures) == self._size:
+            self._all_departed.set()
 
     def _wake(self) -> None:
         try:
@@ -323,7 +337,7 @@ class Coordinator:
         with self._departures_lock:
             if rank in self._departures:
                 return
-            self._departures[rank] = state
+            self._record(rank, state)
         self._apply_departure(rank, state)
 
     def _apply_departure(self, rank: int, state: str) -> None:
