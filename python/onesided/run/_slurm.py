@@ -21,7 +21,7 @@ import re
 import subprocess
 from collections.abc import Sequence
 
-__all__ = ["SLURM_RSH", "node_addresses"]
+__all__ = ["SLURM_RSH", "node_addresses", "parse_node_addresses"]
 
 SLURM_RSH = ("srun", "--nodes=1", "--ntasks=1", "--nodelist={host}", "--overlap", "sh", "-c", "{command}")
 """The remote shell inside a Slurm allocation: one task of a new job step on
