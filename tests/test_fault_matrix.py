@@ -99,7 +99,9 @@ def libfabric_files(pids: list[int]) -> list[str]:
     return [n for n in os.listdir("/dev/shm") for p in pids if n.startswith(f"{p}:")]
 
 
-def signal_and_measure(proc: subprocess.Popen[str], state: str, fault: str) -> tuple[dict[int, int], int, float, str, str]:
+def signal_and_measure(
+    proc: subprocess.Popen[str], state: str, fault: str
+) -> tuple[dict[int, int], int, float, str, str]:
     """Once rank 0 stands in ``state``, send ``fault``'s signal (to the
     launcher ``proc`` or to a rank) and wait until the launcher and both
     ranks are gone; kills what is left either way. Returns the ranks' pids,

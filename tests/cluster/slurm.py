@@ -35,14 +35,14 @@ from pathlib import Path
 
 from hosts.netns import Host, SimulatedHosts, unavailable as hosts_unavailable
 
-DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "salloc", "sbatch", "scancel", "sinfo", "scontrol")
+COMMANDS = ("munged", "slurmctld", "slurmd", "srun", "salloc", "sbatch", "scancel", "sinfo", "scontrol")
 READY_SECONDS = 30.0
 STOP_SECONDS = 10.0
 
 
 def unavailable() -> str | None:
     """Why a cluster cannot be made here, or None when it can."""
-    missing = [name for name in DAEMONS if shutil.which(name) is None and not Path(f"/usr/sbin/{name}").exists()]
+    missing = [name for name in COMMANDS if shutil.which(name) is None and not Path(f"/usr/sbin/{name}").exists()]
     if missing:
         return f"Slurm cluster tests need {', '.join(missing)} (tools/setup-debian.sh installs slurm-wlm and munge)"
     return hosts_unavailable()
@@ -84,8 +84,9 @@ class SlurmCluster:
         return subprocess.run(list(args), capture_output=True, text=True, env=self.env(), timeout=timeout)
 
     def _write_config(self) -> None:
-        for sub in ("munge", "ctld", "log", *(f"spool/{h.name}" for h in self.nodes), *(f"tmp/{h.name}" for h in self.nodes)):
+        for sub in ("munge", "ctld", "log", *(f"spool/{h.name}" for h in self.nodes)):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        (self.dir / "tmp").mkdir(exist_ok=True)
         (self.dir / "munge").chmod(0o700)
         key = self.dir / "munge" / "key"
         key.write_bytes(os.urandom(1024))
