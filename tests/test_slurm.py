@@ -12,7 +12,9 @@ the tests on three simulated hosts (tests/cluster/slurm.py, the
 * ``sbatch --wait``: the batch script runs the launcher on the first node,
   and the output file holds the result;
 * ``scancel`` of a running job: every rank gone within 2 s, nothing of
-  onesided's left in /dev/shm.
+  onesided's left in /dev/shm;
+* the harness itself: a second cluster runs beside the first, each one's
+  commands reaching only its own nodes.
 
 Needs root (network namespaces) and Debian's slurm-wlm and munge
 (tools/setup-debian.sh); skipped with the reason otherwise. How to run
@@ -183,3 +185,20 @@ def test_scancel_ends_every_rank(slurm_cluster: SlurmCluster) -> None:
     assert "RETURNED" not in out, text
     assert proc.returncode != 0, text
     assert onesided_files(pids) == [], text
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_two_clusters_side_by_side(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    """A second cluster (its own hosts, ports, munge key and socket) beside
+    the session's: each one's commands reach its own controller and run on
+    its own nodes, and the second leaves no daemon or host behind."""
+    address = ["sh", "-c", "ip -o -4 addr show dev eth0"]  # the node's netns, unlike its name, is the cluster's own
+    with SlurmCluster(1, tmp_path, index=3) as other:
+        mine = other.run("srun", "-N", "1", *address)
+        theirs = slurm_cluster.run("srun", "-N", "3", *address)
+        daemons = other.daemon_pids()
+    assert mine.returncode == 0 and theirs.returncode == 0, mine.stderr + theirs.stderr
+    assert re.findall(r"inet (\S+)/", mine.stdout) == [other.nodes[0].address], mine.stdout
+    assert sorted(re.findall(r"inet (\S+)/", theirs.stdout)) == [h.address for h in slurm_cluster.nodes], theirs.stdout
+    assert not any(alive(pid) for pid in daemons)
+    assert other.simulated.leftovers() == []

@@ -184,6 +184,10 @@ class SlurmCluster:
                 raise RuntimeError(f"Slurm cluster: waiting for {what}: {why}\n{self.logs()}")
             time.sleep(0.1)  # polling a daemon's state: there is nothing to wait on
 
+    def daemon_pids(self) -> list[int]:
+        """The pids of the daemons this cluster started and has not stopped."""
+        return [proc.pid for _, proc in self._daemons]
+
     def logs(self) -> str:
         """Every daemon's log, for a failure message."""
         parts = []
