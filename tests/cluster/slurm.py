@@ -1,9 +1,9 @@
 """A real Slurm cluster over simulated hosts, started and stopped by the tests.
 
 Debian's Slurm 22.05 and munge (installed by tools/setup-debian.sh), with
-every daemon a child of this process in the foreground: an isolated munged
-(its own key, socket, pid, log and seed files in a temporary directory), an
-slurmctld on a simulated host of its own, and one ``slurmd -D -N NAME`` on
+every daemon a child of this process in the foreground: on a simulated host
+of its own, an isolated munged (its own key, socket, pid, log and seed
+files in a temporary directory) and an slurmctld, and one ``slurmd -D -N NAME`` on
 each compute host (tests/hosts/netns.py: a network namespace, its own
 address and hostname). The cluster's slurm.conf, cgroup.conf and every
 daemon's state live in that directory; client commands find them through
@@ -158,9 +158,12 @@ class SlurmCluster:
         self.simulated.up()
         self._write_config()
         m = self.dir / "munge"
+        # On the controller's host too (its socket is a path, reached from
+        # every namespace): a harness killed before down() leaves every
+        # daemon in a namespace that hosts.netns.sweep_stale() empties.
         self._start("munged", [_binary("munged"), "--foreground", "--force", f"--socket={self.munge_socket}",
                                f"--key-file={m / 'key'}", f"--pid-file={m / 'pid'}", f"--log-file={m / 'log'}",
-                               f"--seed-file={m / 'seed'}"])
+                               f"--seed-file={m / 'seed'}"], self.controller)
         self._await(lambda: self.munge_socket.exists(), "munged's socket")
         self._start("slurmctld", [_binary("slurmctld"), "-D", "-i", "-f", str(self.conf)], self.controller)
         for host in self.nodes:
