@@ -19,10 +19,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from cluster.slurm import SlurmCluster
 from onesided.run._spawn import finish
 
 RANKS = Path(__file__).parent / "ranks"
@@ -143,3 +145,23 @@ def reap(proc: subprocess.Popen[str], lines: Lines) -> tuple[str, str]:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     return lines.rest(), proc.stderr.read()
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """A real Slurm of three nodes on simulated hosts (tests/cluster/slurm.py),
+    shared by the session's Slurm tests; every daemon stopped and waited
+    for, and the hosts removed, at the end. Skipped, with the reason, where
+    Slurm or network namespaces are missing."""
+    from cluster.slurm import unavailable
+    from hosts.netns import sweep_stale
+
+    reason = unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    sweep_stale()  # what a killed earlier run left behind
+    cluster = SlurmCluster(3, tmp_path_factory.mktemp("slurm"))
+    with cluster:
+        yield cluster
+    left = cluster.simulated.leftovers()
+    assert not left, f"the Slurm cluster's hosts were left behind: {left}"

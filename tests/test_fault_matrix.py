@@ -99,12 +99,14 @@ def libfabric_files(pids: list[int]) -> list[str]:
     return [n for n in os.listdir("/dev/shm") for p in pids if n.startswith(f"{p}:")]
 
 
-@pytest.mark.timeout(120)
-@pytest.mark.parametrize("state", STATES)
-@pytest.mark.parametrize("fault", SIGNALS)
-@pytest.mark.parametrize("launcher", LAUNCHERS)
-def test_the_job_ends(launcher: str, fault: str, state: str) -> None:
-    proc = start(launcher, state)
+def signal_and_measure(
+    proc: subprocess.Popen[str], state: str, fault: str
+) -> tuple[dict[int, int], int, float, str, str]:
+    """Once rank 0 stands in ``state``, send ``fault``'s signal (to the
+    launcher ``proc`` or to a rank) and wait until the launcher and both
+    ranks are gone; kills what is left either way. Returns the ranks' pids,
+    the signal, the seconds from the signal to the last process gone, and
+    the launcher's stdout and stderr."""
     lines = Lines(proc.stdout, deadline=60)
     try:
         try:
@@ -122,6 +124,24 @@ def test_the_job_ends(launcher: str, fault: str, state: str) -> None:
         took = time.monotonic() - sent
     finally:
         out, err = reap(proc, lines)
+    return pids, signum, took, out, err
+
+
+def check_nothing_left(pids: list[int], text: str) -> None:
+    """No file of onesided's named after the ranks in /dev/shm, and none of
+    libfabric shm's once the next onesided process has swept."""
+    assert onesided_files(pids) == [], text
+    onesided._core.remove_stale_shared_memory()  # what the next onesided process does at start
+    assert libfabric_files(pids) == [], text
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize("fault", SIGNALS)
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_the_job_ends(launcher: str, fault: str, state: str) -> None:
+    proc = start(launcher, state)
+    pids, signum, took, out, err = signal_and_measure(proc, state, fault)
     text = f"exit {proc.returncode}\nstdout:\n{out}\nstderr:\n{err}"
     MEASURED[launcher, fault, state] = took
     print(f"MATRIX {launcher} {fault} {state}: ended in {took:.2f} s, exit {proc.returncode}")
@@ -134,18 +154,21 @@ def test_the_job_ends(launcher: str, fault: str, state: str) -> None:
         assert signum != signal.SIGINT or err.count("KeyboardInterrupt") == 2, text
     else:
         assert proc.returncode != 0 and names_signal(signum, proc.returncode, out + err), text
-    assert onesided_files(list(pids.values())) == [], text
-    onesided._core.remove_stale_shared_memory()  # what the next onesided process does at start
-    assert libfabric_files(list(pids.values())) == [], text
+    check_nothing_left(list(pids.values()), text)
+
+
+def print_matrix(measured: dict[tuple[str, str, str], float], launchers: list[str], states: list[str]) -> None:
+    """The measured cells as one table per launcher."""
+    for launcher in launchers:
+        print(f"\n{launcher}: seconds from the signal to the job gone")
+        print(f"{'state':10}" + "".join(f"{fault:>18}" for fault in SIGNALS))
+        for state in states:
+            row = [measured.get((launcher, fault, state)) for fault in SIGNALS]
+            print(f"{state:10}" + "".join(f"{'-' if t is None else f'{t:.2f}':>18}" for t in row))
 
 
 def test_report() -> None:
     """The matrix as a table (run with -s); runs after every cell above."""
     if not MEASURED:
         pytest.skip("no cell ran")
-    for launcher in LAUNCHERS:
-        print(f"\n{launcher}: seconds from the signal to the job gone")
-        print(f"{'state':10}" + "".join(f"{fault:>18}" for fault in SIGNALS))
-        for state in STATES:
-            row = [MEASURED.get((launcher, fault, state)) for fault in SIGNALS]
-            print(f"{state:10}" + "".join(f"{'-' if t is None else f'{t:.2f}':>18}" for t in row))
+    print_matrix(MEASURED, LAUNCHERS, STATES)

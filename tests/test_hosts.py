@@ -25,6 +25,7 @@ from onesided.run._hosts import (
     slurm_hosts,
 )
 from onesided.run._launch import DEFAULT_RSH, SLURM_RSH, remote_command
+from onesided.run._slurm import node_addresses, parse_node_addresses
 
 
 def test_parse_hosts() -> None:
@@ -115,6 +116,22 @@ def test_remote_command() -> None:
         "/usr/bin/python3 -m onesided.run._remote_rank",
     ]
     assert remote_command(["rsh", "-l", "me", "{host}"], "h", words) == ["rsh", "-l", "me", "h", *words]
+
+
+def test_slurm_node_addresses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NodeAddr from `scontrol -o show node`, the name where Slurm gives
+    none or scontrol is missing (the real scontrol: tests/test_slurm.py)."""
+    shown = (
+        "NodeName=c1 Arch=x86_64 CoresPerSocket=1 NodeAddr=10.0.0.1 NodeHostName=c1 Version=22.05.8\n"
+        "NodeName=c2 Arch=x86_64 NodeAddr=c2.example NodeHostName=c2\n"
+    )
+    assert parse_node_addresses(shown) == {"c1": "10.0.0.1", "c2": "c2.example"}
+    (tmp_path / "scontrol").write_text(f"#!/bin/sh\nprintf '%s' '{shown}'\n")
+    (tmp_path / "scontrol").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert node_addresses(["c2", "c1", "c3"]) == ["c2.example", "10.0.0.1", "c3"]
+    monkeypatch.setenv("PATH", str(tmp_path / "none"))
+    assert node_addresses(["c1"]) == ["c1"]
 
 
 def test_launcher_reports_bad_hosts() -> None:

@@ -17,7 +17,10 @@ One job checks, over the window's default choices (no provider, no info):
 * locks: a non-atomic read-modify-write under an exclusive lock loses no update;
 * put/get: a pattern put to the right neighbour is read back by a get;
 * ordering: Accumulate(REPLACE) then Fetch_and_op(NO_OP) to one slot, in
-  flight together, always fetches the value just written.
+  flight together, always fetches the value just written;
+* notified RMA: each of a run of Put_notify to the right neighbour is in
+  the target's memory when its Wait_notify for that count returns, with no
+  flush, barrier or flag between them.
 
 Rank 0 prints ``PASS multihost`` at the end.
 """
@@ -131,6 +134,30 @@ def check_ordering(win: Window) -> None:
     assert total == 0, f"{total} read-after-write ordering violations across hosts"
 
 
+def check_notify() -> None:
+    """ROUNDS Put_notify to the right neighbour; the left one's data is
+    checked after each Wait_notify, with nothing else between."""
+    rounds = 50
+    win = Window.Allocate(8 * rounds, disp_unit=8, info={"onesided_notifications": "1"}, comm=comm)
+    right = (rank + 1) % size
+    mine = np.frombuffer(win, np.int64)
+    left = (rank - 1) % size
+    late = 0
+    win.Lock_all()
+    for i in range(rounds):
+        win.Put_notify(np.array([10**6 * (rank + 1) + i], np.int64), right, i)
+        win.Wait_notify(0, i + 1)
+        win.Sync()  # this rank's loads see what the notification announced
+        late += int(mine[i] != 10**6 * (left + 1) + i)
+    win.Unlock_all()
+    total = sum(comm.allgather(late))
+    if rank == 0:
+        print(f"NOTIFY rounds={rounds * size} late={total}", flush=True)
+    comm.Barrier()
+    win.Free()
+    assert total == 0, f"{total} notifications came before their data across hosts"
+
+
 def check_same_host_windows(hosts: list[str]) -> None:
     """Under MPI: a window over the ranks of one host takes the shared-memory
     path, and Allocate_shared over ranks of different hosts raises."""
@@ -164,6 +191,7 @@ check_put_get(win)
 check_ordering(win)
 comm.Barrier()
 win.Free()
+check_notify()
 check_same_host_windows(hosts)
 comm.Barrier()
 if rank == 0:

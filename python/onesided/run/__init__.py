@@ -7,6 +7,8 @@ Holds:
 * ``_exits``: how a rank's end is read (status, words, ended or not);
 * ``_output``: the relay of the ranks' output, as whole lines;
 * ``_hosts``: where ranks go across hosts (host lists, hostfiles, Slurm);
+* ``_slurm``: inside a Slurm allocation, srun as the remote shell and the
+  nodes' addresses (NodeAddr);
 * ``_remote_rank``: the launcher's agent on another host, one per rank;
 * ``_spawn``, ``_spawn_rank``: :func:`onesided.launch`, a function run on N
   fresh ranks, and what each of those ranks runs.

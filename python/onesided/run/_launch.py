@@ -86,6 +86,7 @@ from ._hosts import (
     slurm_hosts,
 )
 from ._output import OutputRelay
+from ._slurm import SLURM_RSH, node_addresses
 
 __all__ = ["DEFAULT_RSH", "GRACE_SECONDS", "SLURM_RSH", "add_arguments", "main", "remote_command", "run"]
 
@@ -99,11 +100,6 @@ DEFAULT_RSH = ("ssh", "-x", "-o", "BatchMode=yes")
 """The remote shell: run as ``RSH HOST WORD...``, the words forming one shell
 command line (ssh joins them for the remote shell); BatchMode fails at once
 where ssh would ask for a password."""
-
-SLURM_RSH = ("srun", "--nodes=1", "--ntasks=1", "--nodelist={host}", "--overlap", "sh", "-c", "{command}")
-"""The remote shell inside a Slurm allocation: one task of a new job step on
-the node. ``{host}`` and ``{command}`` (the words joined into one argument)
-are filled in; any ``--rsh`` may use them too."""
 
 ENV_TCP_IFACE = "FI_TCP_IFACE"
 
@@ -499,7 +495,8 @@ def run(
     if not remote:
         coordinator = "127.0.0.1"
     elif coordinator is None:
-        coordinator = coordinator_address(remote)
+        # Slurm's node names need not resolve; their NodeAddr does.
+        coordinator = coordinator_address(node_addresses(remote) if from_slurm else remote)
     directory = None
     if output_dir is not None:
         directory = Path(output_dir)
