@@ -24,23 +24,41 @@ PS = [2, 4, 8, 16, 32, 64]
 
 
 @pytest.mark.parametrize(
-    "kind, y",
+    "kind, y, exponent",
     [
-        ("constant", lambda p: 5.0),
-        ("log P", lambda p: 3.0 + 2.0 * math.log2(p)),
-        ("P", lambda p: 1.0 + 0.5 * p),
+        ("constant", lambda p: 5.0, 0.0),
+        ("log P", lambda p: 3.0 + 2.0 * math.log2(p), None),
+        ("P", lambda p: 0.5 * p, 1.0),
+        ("P", lambda p: 9.0 + 2.0 * p, None),
+        ("P^2", lambda p: 0.01 * p * p, 2.0),
+        ("1/P", lambda p: 1e4 / p, -1.0),
     ],
 )
-def test_fit_finds_the_growth_it_is_given(kind: str, y) -> None:
-    # A little relative noise, so the criterion has residuals to weigh.
-    noise = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0]
+def test_fit_finds_the_growth_it_is_given(kind: str, y, exponent: float | None) -> None:
+    # A little relative noise, so the fits have residuals to compare.
+    noise = [1.0, 1.02, 0.98, 1.01, 0.99, 1.0]
     g = fit_growth(PS, [y(p) * e for p, e in zip(PS, noise)])
     assert g is not None and g.kind == kind
     assert g.at(1024) == pytest.approx(y(1024), rel=0.05)
+    if exponent is not None:
+        assert g.exponent == pytest.approx(exponent, abs=0.05)
 
 
-def test_fit_needs_three_points() -> None:
-    assert fit_growth([2, 4], [1.0, 2.0]) is None
+def test_measured_series_get_their_growth() -> None:
+    """Two series measured once: a Free time from 0.4 ms at 2 ranks to 163 ms
+    at 64 grows faster than P (a fit weighing relative residuals had called
+    it a constant near its smallest value), and sockets per rank, 9 + 2 P,
+    are linear (a one-parameter fit without the offset had called them
+    log P)."""
+    free = fit_growth(PS, [0.367, 0.582, 5.22, 9.75, 50.4, 163.0])
+    assert free is not None and free.kind in ("P", "P^2") and free.exponent > 1
+    sockets = fit_growth(PS, [13.0, 17.0, 25.0, 40.0, 70.0, 130.0])
+    assert sockets is not None and sockets.kind == "P" and sockets.b == pytest.approx(1.9, rel=0.05)
+
+
+def test_fit_needs_four_positive_points() -> None:
+    assert fit_growth([2, 4, 8], [1.0, 2.0, 3.0]) is None
+    assert fit_growth([2, 4, 8, 16], [1.0, 0.0, 2.0, 3.0]) is None
 
 
 def test_report_rows_and_projections() -> None:
@@ -50,7 +68,7 @@ def test_report_rows_and_projections() -> None:
     text = report_text(runs)
     for title, _, _ in FIGURES.values():
         assert f"### {title}" in text
-    assert "| 64 (8 hosts)" in text and "projected 16384" in text and "~ P: " in text
+    assert "| 64 (8 hosts)" in text and "projected 16384" in text and " P (P^" in text
     assert "MISMATCH" not in text
     runs[0]["results"]["onesided"]["counter_ok"] = False
     assert "launcher: onesided at 2 ranks" in report_text(runs)

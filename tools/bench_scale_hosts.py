@@ -14,8 +14,18 @@ each. Launchers:
 * mpiexec: MPICH's hydra through the same remote shell, the job started by
   ``python -m mpi4py``; it measures onesided (over mpi4py's COMM_WORLD) and
   MPI.Win in the same job, taking turns;
-* srun: a Slurm cluster over the same hosts (tests/cluster/slurm.py), when
-  that harness is present; onesided over mpi4py's COMM_WORLD (PMI-2).
+* srun: a real Slurm over hosts of its own (tests/cluster/slurm.py: munged,
+  slurmctld, one slurmd per host), ``srun --mpi=pmi2 -N hosts -n P``, the
+  job started by ``python -m mpi4py``; onesided and MPI.Win as under
+  mpiexec (MPICH reads srun's PMI).
+
+MPICH (Debian's, over UCX) runs with ``UCX_TLS=tcp,self``: UCX cannot tell
+simulated hosts apart (they share this machine's /dev/shm and boot id), and
+left to itself takes shared memory between them, which no two real hosts
+have (measured: fetch_and_op + Flush between two simulated hosts, 5.1 us by
+UCX's shared memory, 40.5 us by tcp). onesided's windows across hosts take
+tcp between every pair of their ranks, those on one host included, so the
+two libraries move data alike.
 
 A job that fails or outlives its timeout is named and the others reported.
 Needs root (network namespaces), as the multi-host tests do.
@@ -35,6 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from cluster.slurm import SlurmCluster  # noqa: E402
 from hosts.netns import SimulatedHosts, sweep_stale, unavailable  # noqa: E402
 
 JOB = ["-m", "onesided.bench.hosts", "job"]
@@ -47,7 +58,13 @@ def placement(hosts: list[str], ranks: int) -> list[tuple[str, int]]:
     return [(h, ranks // len(used)) for h in used]
 
 
-def command(launcher: str, sim: SimulatedHosts, ranks: int, out: Path, timeout: int) -> list[str]:
+def command(launcher: str, sim: SimulatedHosts, ranks: int, out: Path, timeout: int, hosts: int = 0) -> list[str]:
+    """The job's command line; for srun, ``hosts`` is the cluster's node count."""
+    if launcher == "srun":
+        nodes = len(placement([str(i) for i in range(hosts)], ranks))
+        return ["srun", "--mpi=pmi2", "-N", str(nodes), "-n", str(ranks), f"--time={timeout // 60 + 1}",
+                "--quit-on-interrupt", "--kill-on-bad-exit=1", sys.executable, "-m", "mpi4py", *JOB,
+                "--json", str(out), "--label", "srun", "--libs", "onesided,mpi"]
     spread = placement([h.address for h in sim.hosts], ranks)
     hosts = ",".join(f"{h}:{k}" for h, k in spread)
     if launcher == "onesided":
@@ -74,6 +91,20 @@ def run_one(cmd: list[str], env: dict[str, str], timeout: int) -> tuple[bool, fl
     return proc.returncode == 0, time.monotonic() - t0, out
 
 
+def run_recorded(launcher: str, sim: SimulatedHosts, ranks: int, env: dict[str, str], args: argparse.Namespace,
+                 failed: list[str], hosts: int | None = None) -> list[str]:
+    """One job; its JSON's path in a list, or nothing (and its log kept)."""
+    out = args.outdir / f"{launcher}-{ranks}.json"
+    out.unlink(missing_ok=True)
+    ok, seconds, text = run_one(command(launcher, sim, ranks, out, args.timeout, hosts or 0), env, args.timeout + 30)
+    print(f"{launcher} {ranks} ranks: {'ok' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
+    if ok and out.exists():
+        return [str(out)]
+    failed.append(f"{launcher} at {ranks} ranks")
+    (args.outdir / f"{launcher}-{ranks}.log").write_text(text)
+    return []
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir", type=Path)
@@ -89,20 +120,24 @@ def main() -> int:
     args.outdir.mkdir(parents=True, exist_ok=True)
     sweep_stale()
     failed, runs = [], []
-    with tempfile.TemporaryDirectory(prefix="onesided-scale-") as tmp, SimulatedHosts(args.hosts, Path(tmp)) as sim:
-        env = {**os.environ, **sim.env()}
-        env.pop("ONESIDED_TEST_PROVIDER", None)
-        for ranks in (int(r) for r in args.ranks.split(",")):
-            for launcher in args.launchers.split(","):
-                out = args.outdir / f"{launcher}-{ranks}.json"
-                out.unlink(missing_ok=True)
-                ok, seconds, text = run_one(command(launcher, sim, ranks, out, args.timeout), env, args.timeout + 30)
-                print(f"{launcher} {ranks} ranks: {'ok' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
-                if ok and out.exists():
-                    runs.append(str(out))
-                else:
-                    failed.append(f"{launcher} at {ranks} ranks")
-                    (args.outdir / f"{launcher}-{ranks}.log").write_text(text)
+    launchers = args.launchers.split(",")
+    rank_counts = [int(r) for r in args.ranks.split(",")]
+    with tempfile.TemporaryDirectory(prefix="onesided-scale-") as tmp:
+        with SimulatedHosts(args.hosts, Path(tmp)) as sim:
+            env = {**os.environ, **sim.env(), "UCX_TLS": "tcp,self"}
+            env.pop("ONESIDED_TEST_PROVIDER", None)
+            for ranks in rank_counts:
+                for launcher in (name for name in launchers if name != "srun"):
+                    runs += run_recorded(launcher, sim, ranks, env, args, failed)
+        if "srun" in launchers:
+            # Its own hosts (a controller and the nodes), after the others are gone.
+            (Path(tmp) / "slurm").mkdir()
+            with SlurmCluster(args.hosts, Path(tmp) / "slurm", index=5, cpus=max(rank_counts)) as cluster:
+                env = {**cluster.env(), "UCX_TLS": "tcp,self"}
+                env.pop("ONESIDED_TEST_PROVIDER", None)
+                for ranks in rank_counts:
+                    runs += run_recorded("srun", cluster.simulated, ranks, env, args, failed,
+                                         len(cluster.nodes))
     if runs:
         subprocess.run([sys.executable, "-m", "onesided.bench.hosts", "report", *runs], check=True)
     if failed:

@@ -9,13 +9,16 @@ figure.
 ``report`` prints the tables. ``make bench-scale-hosts`` runs the jobs over
 simulated hosts (tools/bench_scale_hosts.py) and then the report.
 
-The fit: for each series (a launcher's library), ``y = a + b g(P)`` with g
-one of ``1`` (constant), ``log2 P`` and ``P``, by least squares on relative
-residuals (each point weighted by ``1/y^2``, so the small rank counts count
-as much as the large ones); the model kept is the one with the lowest
-corrected Akaike criterion, so a second parameter must earn its place. The
-projections to 1,024 and 16,384 ranks evaluate the kept model: they say
-what today's growth implies, not what a machine of that size would measure.
+The fit: for each series (a launcher's library), ``y = a + b g(P)`` for
+each growth g of constant, log2 P, P and P^2 (and 1/log2 P and 1/P for
+figures that fall, as a rate shared by every rank does), a and b by least
+squares with neither below zero; the g kept is the one with the lowest
+corrected Akaike criterion, so a growth must earn its second parameter.
+Beside it, the exponent of a power law fitted to the same points in
+logarithms, ``y ~ P^e``. The projections to 1,024 and 16,384 ranks evaluate
+the kept growth: they say what today's growth implies, not what a machine
+of that size would measure (on this machine the ranks beyond its cores
+share them, which alone makes a job's figures grow with P).
 """
 
 from __future__ import annotations
@@ -36,61 +39,82 @@ PROJECT_TO = (1024, 16384)
 LIB_NAMES = {"onesided": "onesided", "mpi": "MPI.Win"}
 
 
+_G = {
+    "constant": lambda p: 0.0,
+    "log P": lambda p: math.log2(p),
+    "P": lambda p: float(p),
+    "P^2": lambda p: float(p) ** 2,
+    "1/log P": lambda p: 1.0 / math.log2(p),
+    "1/P": lambda p: 1.0 / p,
+}
+
+
 @dataclass(frozen=True)
 class Growth:
-    """``a + b * g(P)``; ``kind`` names g: "constant", "log P" or "P"."""
+    """``a + b * g(P)``, ``kind`` naming g (a key of ``_G``); ``exponent``
+    is a power law's, ``y ~ P^exponent``, fitted to the same points."""
 
     kind: str
     a: float
     b: float
+    exponent: float
 
     def at(self, p: int) -> float:
         return self.a + self.b * _G[self.kind](p)
 
     def text(self, unit: str) -> str:
+        law = f"P^{self.exponent:.2f}"
         if self.kind == "constant":
-            return f"constant ({_num(self.a)} {unit})".rstrip()
-        term = "log2 P" if self.kind == "log P" else "P"
-        return f"~ {self.kind}: {_num(self.a)} + {_num(self.b)} {term}"
-
-
-_G = {"constant": lambda p: 0.0, "log P": lambda p: math.log2(p), "P": lambda p: float(p)}
+            return f"constant: {_num(self.a)}{' ' + unit if unit else ''} ({law})"
+        return f"{_num(self.a)} + {_num(self.b)} {self.kind} ({law})"
 
 
 def _num(x: float) -> str:
     return f"{x:.3g}"
 
 
-def _weighted_fit(ps: list[int], ys: list[float], g: Any) -> tuple[float, float, float]:
-    """(a, b, weighted residual sum of squares) of y = a + b g(P) with
-    weights 1/y^2; b = 0 when g is constant."""
-    w = [1.0 / (y * y) if y else 1.0 for y in ys]
-    xs = [g(p) for p in ps]
-    sw = sum(w)
-    mx = sum(wi * x for wi, x in zip(w, xs)) / sw
-    my = sum(wi * y for wi, y in zip(w, ys)) / sw
-    sxx = sum(wi * (x - mx) ** 2 for wi, x in zip(w, xs))
-    b = sum(wi * (x - mx) * (y - my) for wi, x, y in zip(w, xs, ys)) / sxx if sxx > 0 else 0.0
+def _nonnegative_fit(xs: list[float], ys: list[float]) -> tuple[float, float, float]:
+    """(a, b, residual sum of squares) of y = a + b x, least squares with
+    a >= 0 and b >= 0 (the best point on the boundary when the free optimum
+    lies outside)."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else 0.0
     a = my - b * mx
-    rss = sum(wi * (y - a - b * x) ** 2 for wi, x, y in zip(w, xs, ys))
-    return a, b, rss
+    if b < 0 or a < 0:
+        sx2 = sum(x * x for x in xs)
+        candidates = [(my, 0.0), (0.0, max(0.0, sum(x * y for x, y in zip(xs, ys)) / sx2) if sx2 else 0.0)]
+        a, b = min(candidates, key=lambda ab: sum((y - ab[0] - ab[1] * x) ** 2 for x, y in zip(xs, ys)))
+    return a, b, sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
+
+
+def _power_law(ps: list[int], ys: list[float]) -> float:
+    lx = [math.log(p) for p in ps]
+    ly = [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    sxx = sum((x - mx) ** 2 for x in lx)
+    return sum((x - mx) * (y - my) for x, y in zip(lx, ly)) / sxx if sxx > 0 else 0.0
 
 
 def fit_growth(ps: list[int], ys: list[float]) -> Growth | None:
-    """The model of the three that the points support best (corrected AIC
-    on relative residuals); None with fewer than three points."""
+    """The growth that the points support best (corrected AIC); None with
+    fewer than four points (the criterion needs n > k + 1 for two
+    parameters), a point at or below zero, or a rank count below 2."""
     n = len(ps)
-    if n < 3:
+    if n < 4 or min(ys) <= 0 or min(ps) < 2:
         return None
     best: tuple[float, Growth] | None = None
+    exponent = _power_law(ps, ys)
     for kind, g in _G.items():
-        k = 1 if kind == "constant" else 2
-        a, b, rss = _weighted_fit(ps, ys, g)
-        if n - k - 1 <= 0:
-            continue
-        aicc = n * math.log(max(rss, 1e-300) / n) + 2 * k + 2 * k * (k + 1) / (n - k - 1)
+        if kind == "constant":
+            a, b, rss, k = sum(ys) / n, 0.0, sum((y - sum(ys) / n) ** 2 for y in ys), 1
+        else:
+            a, b, rss = _nonnegative_fit([g(p) for p in ps], ys)
+            k = 2
+        aicc = n * math.log(max(rss / n, 1e-300)) + 2 * k + 2 * k * (k + 1) / (n - k - 1)
         if best is None or aicc < best[0]:
-            best = (aicc, Growth(kind, a, b))
+            best = (aicc, Growth(kind, a, b, exponent))
     return best[1] if best else None
 
 
