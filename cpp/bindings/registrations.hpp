@@ -19,5 +19,6 @@ void register_notify(py::module_& m, py::class_<Window>& window);         // reg
 void register_machine(py::module_& m);                                     // register_machine.cpp
 void register_buffers(py::module_& m);                                     // register_buffers.cpp
 void register_exit(py::module_& m);                                        // register_exit.cpp
+void register_races(py::module_& m);                                       // register_races.cpp
 
 }  // namespace onesided::python
