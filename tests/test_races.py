@@ -18,7 +18,7 @@ PATHS = {
     "libfabric-shm": ("shm", {"ONESIDED_SHARED_MEMORY": "off"}, []),
     "tcp": ("tcp;ofi_rxm", {}, []),
 }
-LINE = re.compile(r"^case (\S+) race=([01]) found=([01]) checked=([01])$", re.M)
+LINE = re.compile(r"^case (\S+) race=([01]) reach=([01]) found=([01]) checked=([01])$", re.M)
 
 
 @pytest.mark.parametrize("ranks", [2, 3])
@@ -27,9 +27,10 @@ def test_every_race_found_and_no_false_report(path: str, ranks: int) -> None:
     provider, env, flags = PATHS[path]
     out = run_ranks("races.py", ranks, *flags, provider=provider, env=env, timeout=60)
     cases = LINE.findall(out.stdout)
-    assert len(cases) >= 38, out.stdout + out.stderr
-    wrong = [f"{name}: race={race} found={found} checked={checked}"
-             for name, race, found, checked in cases if race != found or checked != "1"]
+    assert len(cases) == 52, out.stdout + out.stderr
+    wrong = [f"{name}: race={race} reach={reach} found={found} checked={checked}"
+             for name, race, reach, found, checked in cases
+             if found != str(int(race == reach == "1")) or checked != "1"]
     assert not wrong, "\n".join(wrong) + "\n" + out.stderr
 
 

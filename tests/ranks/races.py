@@ -1,8 +1,9 @@
 """The race checker on RMARaceBench's MPIRMA cases (folders atomic, conflict
 and sync), rewritten in Python: every case whose race is between two RMA
-calls, with and without the race. Cases whose race is with a plain load or
-store of window memory, or of an origin or result buffer, are out of the
-checker's reach (docs/checking.md lists them).
+calls, with and without the race, and every case whose race is a store
+into an origin buffer before its call completed. Cases whose race is with
+a plain load or store of window memory, or with a result buffer, are out
+of the checker's reach (docs/checking.md lists them).
 
 Usage (from tests/test_races.py): <launcher> -n N races.py [--create] [CASE ...]
 on 2 or 3 ranks (--create: Window.Create over numpy memory, which takes
@@ -10,8 +11,9 @@ the cross-memory path on one host, instead of Window.Allocate). Rank 1 is the ta
 2 ranks: 0 and 1, the target accessing its own window by RMA). Each case
 runs on a fresh window with onesided_check=races; every rank records the
 RaceWarnings it gets, and rank 0 prints one line per case:
-"case NAME race=0|1 found=0|1 checked=0|1" (found: some rank was warned
-of a data race; checked: the window really took the checking path).
+"case NAME race=0|1 reach=0|1 found=0|1 checked=0|1" (reach: the race is
+one the checker can see on this path, see LOCAL; found: some rank was
+warned; checked: the window really took the checking path).
 """
 
 from __future__ import annotations
@@ -202,6 +204,87 @@ def strided(b: Callable[[Window], None]) -> Callable[[Window], None]:
     return fenced(a, b)
 
 
+# ---- origin buffers changed before completion (the "local" cases) ----------
+
+def origin_buffer(open_epoch: Callable[[Window], None], close_epoch: Callable[[Window], None],
+                  call: str, changes: bool, between: Callable[[Window], None] | None = None,
+                  after_close: bool = False) -> Callable[[Window], None]:
+    """Rank A puts (or accumulates) from `buf` to T, then stores into `buf`
+    (changes) or only reads it, before the epoch ends: right after the
+    call, or after `between` completed it; or (after_close) once the
+    epoch has ended."""
+    buf = np.array([7], I32)
+
+    def change() -> None:
+        if changes:
+            buf[0] = 42
+        else:
+            assert buf[0] == 7
+
+    def run(win: Window) -> None:
+        buf[0] = 7
+        open_epoch(win)
+        if rank == A:
+            if call == "put":
+                win.Put(buf, T, 0)
+            else:
+                win.Accumulate(buf, T, 0, onesided.SUM)
+            if between:
+                between(win)
+            if not after_close:
+                change()
+        close_epoch(win)
+        if rank == A and after_close:
+            change()
+
+    return run
+
+
+def fence_open(win: Window) -> None:
+    win.Fence()
+
+
+def lock_open(win: Window) -> None:
+    if rank == A:
+        win.Lock(T, onesided.LOCK_SHARED)
+
+
+def lock_close(win: Window) -> None:
+    if rank == A:
+        win.Unlock(T)
+    comm.Barrier()
+
+
+def lockall_open(win: Window) -> None:
+    win.Lock_all()
+
+
+def lockall_close(win: Window) -> None:
+    win.Unlock_all()
+
+
+def pscw_open(win: Window) -> None:
+    if rank == T:
+        win.Post([A])
+    if rank == A:
+        win.Start([T])
+
+
+def pscw_close(win: Window) -> None:
+    if rank == A:
+        win.Complete()
+    if rank == T:
+        win.Wait()
+
+
+# Races with the origin buffer, found only where calls do not complete in
+# place (not on the shared-memory and cross-memory paths, IN_PLACE): there
+# the checker sees the change.
+IN_PLACE = {"checking(shared-memory)", "checking(cross-memory)"}
+LOCAL = {"conflict-put-store-local-yes", "conflict-acc-store-local-yes", "sync-fence-local-yes",
+         "sync-lock-local-yes", "sync-lock-flush-local-yes", "sync-lockall-flushlocalall-local-yes",
+         "sync-pscw-local-yes"}
+
 # name -> (race?, program). Names follow RMARaceBench's files.
 CASES: dict[str, tuple[bool, Callable[[Window], None]]] = {
     # atomic/
@@ -253,6 +336,23 @@ CASES: dict[str, tuple[bool, Callable[[Window], None]]] = {
     "sync-lock-barrier-sameorigin-remote-yes": (True, lock_same_origin("")),
     "sync-lock-barrier-sameorigin-remote-no": (False, lock_same_origin("flush")),
     "sync-lock-flushlocal-sameorigin-remote-yes": (True, lock_same_origin("flush_local")),
+    # origin buffers (conflict/001, 002, 008, 009; sync/001-008, 011, 012)
+    "conflict-put-load-local-no": (False, origin_buffer(fence_open, fence_open, "put", changes=False)),
+    "conflict-put-store-local-yes": (True, origin_buffer(fence_open, fence_open, "put", changes=True)),
+    "conflict-acc-load-local-no": (False, origin_buffer(fence_open, fence_open, "acc", changes=False)),
+    "conflict-acc-store-local-yes": (True, origin_buffer(fence_open, fence_open, "acc", changes=True)),
+    "sync-fence-local-yes": (True, origin_buffer(fence_open, fence_open, "put", changes=True)),
+    "sync-fence-local-no": (False, origin_buffer(fence_open, fence_open, "put", changes=True, after_close=True)),
+    "sync-lock-local-yes": (True, origin_buffer(lock_open, lock_close, "put", changes=True)),
+    "sync-lock-local-no": (False, origin_buffer(lock_open, lock_close, "put", changes=False)),
+    "sync-lock-flush-local-yes": (True, origin_buffer(lock_open, lock_close, "acc", changes=True)),
+    "sync-lock-flush-local-no": (False, origin_buffer(lock_open, lock_close, "acc", changes=True,
+                                                      between=lambda w: w.Flush(T))),
+    "sync-lockall-flushlocalall-local-yes": (True, origin_buffer(lockall_open, lockall_close, "put", changes=True)),
+    "sync-lockall-flushlocalall-local-no": (False, origin_buffer(lockall_open, lockall_close, "put", changes=True,
+                                                                 between=lambda w: w.Flush_local_all())),
+    "sync-pscw-local-yes": (True, origin_buffer(pscw_open, pscw_close, "put", changes=True)),
+    "sync-pscw-local-no": (False, origin_buffer(pscw_open, pscw_close, "put", changes=True, after_close=True)),
 }
 
 
@@ -262,22 +362,25 @@ def make_window() -> Window:
     return Window.Allocate(64, disp_unit=1, info=INFO, comm=comm)
 
 
-def run_case(name: str) -> tuple[bool, bool]:
-    """(whether some rank was warned of a data race, whether every window checked)."""
+def run_case(name: str) -> tuple[bool, bool, bool]:
+    """(whether some rank was warned of a race, whether every window
+    checked, whether the case is in the checker's reach on this path)."""
     _, program = CASES[name]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         win = make_window()
         harness.check_provider(win)
-        checked = win.Get_info()["onesided_path"].startswith("checking(")
+        path = win.Get_info()["onesided_path"]
+        checked = path.startswith("checking(")
+        reach = name not in LOCAL or path not in IN_PLACE
         program(win)
         win.Free()
     races = [str(w.message) for w in caught
-             if issubclass(w.category, onesided.RaceWarning) and str(w.message).startswith("data race")]
+             if issubclass(w.category, onesided.RaceWarning) and "summary" not in str(w.message)]
     for text in races:
         print(f"rank {rank} {name}: {text}", file=sys.stderr)
     everyone = comm.allgather((bool(races), checked))
-    return any(f for f, _ in everyone), all(c for _, c in everyone)
+    return any(f for f, _ in everyone), all(c for _, c in everyone), reach
 
 
 def error_mode() -> None:
@@ -322,9 +425,10 @@ def main() -> None:
     if names == ["disagreement"]:
         return disagreement()
     for name in names:
-        found, checked = run_case(name)
+        found, checked, reach = run_case(name)
         if rank == 0:
-            print(f"case {name} race={int(CASES[name][0])} found={int(found)} checked={int(checked)}", flush=True)
+            print(f"case {name} race={int(CASES[name][0])} reach={int(reach)} found={int(found)} "
+                  f"checked={int(checked)}", flush=True)
 
 
 main()

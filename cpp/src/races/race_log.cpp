@@ -41,7 +41,7 @@ RaceLog::RaceLog(WindowState& s, bool raise_errors)
       unflushed_(static_cast<std::size_t>(s.nranks)),
       kept_(static_cast<std::size_t>(s.nranks)) {}
 
-void RaceLog::record(RaceAccess a) {
+RaceAccess RaceLog::record(RaceAccess a) {
   // The call site first, outside the lock: the hook may take the GIL.
   a.site = races::hooks().site();
   a.origin = s_.rank;
@@ -57,6 +57,13 @@ void RaceLog::record(RaceAccess a) {
   }
   unflushed_[t].insert(a);
   if (a.epoch != EpochKind::LockExclusive) kept_[t].push_back(a);
+  return a;
+}
+
+void RaceLog::buffer_changed(const RaceAccess& a) {
+  std::lock_guard lk(mutex_);
+  findings_.push_back({a, a, true});
+  pending_.store(true, std::memory_order_release);
 }
 
 void RaceLog::flushed(int target) {
@@ -238,6 +245,25 @@ std::string RaceLog::site_of(const RaceAccess& a) {
   return it == sites_.end() ? "?" : it->second;
 }
 
+// One finding as a sentence that names both calls (or the one whose
+// origin buffer changed).
+std::string RaceLog::describe(const Finding& f) {
+  const RaceAccess& a = f.earlier;
+  const RaceAccess& b = f.later;
+  if (f.buffer)
+    return "origin buffer changed before its call completed: " + describe_call(a) + " from rank " +
+           std::to_string(a.origin) + " at " + site_of(a) + " to rank " + std::to_string(a.target) + "'s bytes [" +
+           std::to_string(a.lo) + ", " + std::to_string(a.hi) + ") (" + describe_epoch(a.epoch) +
+           "); the target may receive either value";
+  const std::uint64_t lo = std::max(a.lo, b.lo), hi = std::min(a.hi, b.hi);
+  auto side = [&](const RaceAccess& x) {
+    return describe_call(x) + " from rank " + std::to_string(x.origin) + " at " + site_of(x) + " (" +
+           describe_epoch(x.epoch) + ", bytes [" + std::to_string(x.lo) + ", " + std::to_string(x.hi) + "))";
+  };
+  return "data race on rank " + std::to_string(a.target) + "'s window, bytes [" + std::to_string(lo) + ", " +
+         std::to_string(hi) + "): " + side(a) + " and " + side(b) + " conflict, and no synchronisation orders them";
+}
+
 void RaceLog::report() {
   if (!pending_.load(std::memory_order_acquire) && !freed_) return;
   std::vector<Finding> found;
@@ -249,26 +275,15 @@ void RaceLog::report() {
   }
   std::string all;
   for (const Finding& f : found) {
-    const RaceAccess& a = f.earlier;
-    const RaceAccess& b = f.later;
-    const std::uint64_t lo = std::max(a.lo, b.lo), hi = std::min(a.hi, b.hi);
-    auto side = [&](const RaceAccess& x) {
-      return describe_call(x) + " from rank " + std::to_string(x.origin) + " at " + site_of(x) + " (" +
-             describe_epoch(x.epoch) + ", bytes [" + std::to_string(x.lo) + ", " + std::to_string(x.hi) + "))";
-    };
-    std::string text = "data race on rank " + std::to_string(a.target) + "'s window, bytes [" + std::to_string(lo) +
-                       ", " + std::to_string(hi) + "): " + side(a) + " and " + side(b) +
-                       " conflict, and no synchronisation orders them";
-    if (raise_errors_) {
-      all += (all.empty() ? "" : "\n") + text;
-    } else {
-      races::hooks().warn(text);
-    }
+    if (raise_errors_)
+      all += (all.empty() ? "" : "\n") + describe(f);
+    else
+      races::hooks().warn(describe(f));
   }
   if (!all.empty()) raise(ErrorCategory::Race, all);
   if (freed_ && total_)
-    races::hooks().warn("race checker summary: " + std::to_string(total_) + " data race" + (total_ == 1 ? "" : "s") +
-                        " found on rank " + std::to_string(s_.rank) + " of this window");
+    races::hooks().warn("race checker summary: " + std::to_string(total_) + " finding" + (total_ == 1 ? "" : "s") +
+                        " on rank " + std::to_string(s_.rank) + " of this window");
 }
 
 void RaceLog::freeing() {

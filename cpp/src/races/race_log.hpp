@@ -34,7 +34,7 @@
 
 #include "races/access_map.hpp"
 #include "state/window_state.hpp"
-#include "window/epoch_events.hpp"
+#include "state/epoch_events.hpp"
 
 namespace onesided::detail {
 
@@ -42,8 +42,11 @@ class RaceLog final : public EpochEvents {
  public:
   RaceLog(WindowState& s, bool raise_errors);
 
-  // An access this rank is issuing as an origin (paths/checking_path.cpp).
-  void record(RaceAccess a);
+  // An access this rank is issuing as an origin (paths/checking_path.cpp);
+  // returns it as recorded (origin, call site, epoch filled in).
+  RaceAccess record(RaceAccess a);
+  // The origin buffer of `a` changed between its call and its completion.
+  void buffer_changed(const RaceAccess& a);
   // flush(target) returned (target < 0: every target).
   void flushed(int target);
 
@@ -63,6 +66,7 @@ class RaceLog final : public EpochEvents {
  private:
   struct Finding {
     RaceAccess earlier, later;
+    bool buffer = false;  // earlier's origin buffer changed (later unused)
   };
   // The kept accesses to `target` (every target when negative), taken.
   std::vector<RaceAccess> take(int target);
@@ -72,6 +76,7 @@ class RaceLog final : public EpochEvents {
   void absorb_locked(const std::vector<RaceAccess>& accesses);
   void check_locked(const RaceAccess& a, AccessMap& map, bool timed);
   std::string site_of(const RaceAccess& a);
+  std::string describe(const Finding& f);
   // Sends `accesses` to `target` (this rank's own: at once), in messages
   // that fit the transport.
   void ship(int target, const std::vector<RaceAccess>& accesses);

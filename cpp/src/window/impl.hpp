@@ -24,7 +24,7 @@
 #include "paths/data_path.hpp"
 #include "window/addressing.hpp"
 #include "window/config.hpp"
-#include "window/epoch_events.hpp"
+#include "state/epoch_events.hpp"
 #include "window/epochs.hpp"
 #include "window/notify_counters.hpp"
 #include "state/window_state.hpp"
@@ -68,7 +68,8 @@ class Window::Impl final : public detail::MessageSink {
   // passive.cpp
   void flush(int target);
   void flush_all();
-  void flush_local(int target);  // target < 0: every target
+  void flush_local(int target);
+  void flush_local_all();
   void lock(int target, LockType type, unsigned assertion) {
     if (!begin_lock(target, type, assertion)) end_lock(target);
   }

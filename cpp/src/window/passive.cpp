@@ -27,8 +27,14 @@ void Window::Impl::flush_all() {
 void Window::Impl::flush_local(int target) {
   s.check_live();
   if (target == kProcNull) return;
-  if (target >= 0) s.check_rank(target);
+  s.check_rank(target);
   path->flush_local(target);
+  s.observe();
+}
+
+void Window::Impl::flush_local_all() {
+  s.check_live();
+  path->flush_local(-1);
   s.observe();
 }
 
@@ -152,7 +158,7 @@ void Window::flush_all() { impl_->flush_all(); }
 // Local completion is implied by remote completion, which is what every
 // path tracks; the path still hears it is a local one (data_path.hpp).
 void Window::flush_local(int target) { impl_->flush_local(target); }
-void Window::flush_local_all() { impl_->flush_local(-1); }
+void Window::flush_local_all() { impl_->flush_local_all(); }
 
 Request Window::flush_request(int target) {
   impl_->s.check_live();

@@ -1,7 +1,9 @@
 // What a window tells an observer of its synchronisation: the race
 // checker (races/race_log.hpp) when the window checks, else an object that
 // does nothing. Chosen once at creation (window/create.cpp); each hook is
-// one virtual call in a synchronisation call, none in an operation.
+// one virtual call in a synchronisation call, none in an operation. Here,
+// below races/ and window/, because the one implements it and the other
+// calls it.
 #pragma once
 
 #include <cstddef>
