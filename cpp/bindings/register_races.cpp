@@ -1,11 +1,13 @@
 // The race checker's hooks (onesided/races.hpp) for Python: a call site is
-// the first frame outside the onesided package, interned as (code object,
-// line) and turned into "file:line" only when a report needs it; a finding
+// the first frame outside onesided's API wrappers (window/, args/),
+// interned as (code object, instruction) and turned into "file:line" only
+// when a report needs it; a finding
 // is a onesided.RaceWarning, warned in the frame that made the call being
 // reported. Called only by windows created with onesided_check=races.
 #include <pybind11/pybind11.h>
 
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -19,7 +21,12 @@ namespace {
 
 struct Sites {
   std::mutex mutex;  // the GIL is held too; this keeps the tables whole without relying on it
-  std::string package;  // the onesided package's directory, with its trailing '/'
+  // The directories of the package's API layers (window/, args/): their
+  // frames are onesided's own wrappers around the user's call.
+  std::vector<std::string> wrappers;
+  std::unordered_map<PyObject*, bool> wrapper_code;  // code object -> in a wrapper layer (kept alive below)
+  // Sites interned as (code object, instruction offset); the line is
+  // worked out only when a report needs it.
   std::map<std::pair<PyObject*, int>, std::uint32_t> ids;
   std::vector<std::pair<PyObject*, int>> sites{{nullptr, 0}};  // id 0: unknown
 };
@@ -29,26 +36,34 @@ Sites& sites() {
   return *s;
 }
 
+// Whether `code` is one of onesided's API wrappers; asked once per code
+// object. Called with the GIL and sites().mutex held.
 bool in_package(PyCodeObject* code) {
-  const char* file = PyUnicode_AsUTF8(code->co_filename);
-  if (!file) {
+  Sites& s = sites();
+  auto it = s.wrapper_code.find(reinterpret_cast<PyObject*>(code));
+  if (it != s.wrapper_code.end()) return it->second;
+  bool inside = false;
+  if (const char* file = PyUnicode_AsUTF8(code->co_filename)) {
+    for (const std::string& w : s.wrappers) inside = inside || std::string_view(file).starts_with(w);
+  } else {
     PyErr_Clear();
-    return false;
   }
-  return std::string_view(file).starts_with(sites().package);
+  Py_INCREF(code);  // kept: its address must not be reused by another code object
+  s.wrapper_code.emplace(reinterpret_cast<PyObject*>(code), inside);
+  return inside;
 }
 
 std::uint32_t site() {
   const PyGILState_STATE gil = PyGILState_Ensure();
+  Sites& s = sites();
+  std::lock_guard lk(s.mutex);
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);
   std::uint32_t id = 0;
   while (frame) {
     PyCodeObject* code = PyFrame_GetCode(frame);
     if (!in_package(code)) {
-      const std::pair<PyObject*, int> key{reinterpret_cast<PyObject*>(code), PyFrame_GetLineNumber(frame)};
-      Sites& s = sites();
-      std::lock_guard lk(s.mutex);
+      const std::pair<PyObject*, int> key{reinterpret_cast<PyObject*>(code), PyFrame_GetLasti(frame)};
       auto [it, fresh] = s.ids.emplace(key, static_cast<std::uint32_t>(s.sites.size()));
       if (fresh) {
         Py_INCREF(key.first);  // kept: the id must stay resolvable
@@ -79,7 +94,7 @@ std::string site_text(std::uint32_t id) {
       const char* file = PyUnicode_AsUTF8(code->co_filename);
       const char* name = PyUnicode_AsUTF8(code->co_name);
       if (file && name)
-        text = std::string(file) + ":" + std::to_string(s.sites[id].second) + " (" + name + ")";
+        text = std::string(file) + ":" + std::to_string(PyCode_Addr2Line(code, s.sites[id].second)) + " (" + name + ")";
       else
         PyErr_Clear();
     }
@@ -88,9 +103,10 @@ std::string site_text(std::uint32_t id) {
   return text;
 }
 
-// How many frames up the first one outside the onesided package is, as
+// How many frames up the first one outside onesided's wrappers is, as
 // warnings' stacklevel counts (1: the current frame).
 Py_ssize_t user_stack_level() {
+  std::lock_guard lk(sites().mutex);
   Py_ssize_t level = 1;
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);
@@ -124,8 +140,9 @@ void warn(const std::string& text) {
 }  // namespace
 
 void register_races(py::module_& m) {
-  std::string file = m.attr("__file__").cast<std::string>();
-  sites().package = file.substr(0, file.rfind('/') + 1);
+  const std::string file = m.attr("__file__").cast<std::string>();
+  const std::string package = file.substr(0, file.rfind('/') + 1);
+  sites().wrappers = {package + "window/", package + "args/"};
   races::set_hooks({site, site_text, warn});
 }
 

@@ -38,6 +38,12 @@ class AccessMap {
   }
 
   void insert(const RaceAccess& a);
+  // Every access kept, once per segment it covers.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [lo, s] : segments_)
+      for (const RaceAccess& a : s.accesses) f(a);
+  }
   void clear() { segments_.clear(); }
   bool empty() const { return segments_.empty(); }
   std::size_t segments() const { return segments_.size(); }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 #include "onesided/races.hpp"
 
@@ -56,7 +57,6 @@ RaceAccess RaceLog::record(RaceAccess a) {
     pending_.store(true, std::memory_order_release);
   }
   unflushed_[t].insert(a);
-  if (a.epoch != EpochKind::LockExclusive) kept_[t].push_back(a);
   return a;
 }
 
@@ -71,9 +71,13 @@ void RaceLog::flushed(int target) {
   std::lock_guard lk(mutex_);
   for (int t = 0; t < s_.nranks; ++t) {
     if (target >= 0 && t != target) continue;
+    // Exclusive lock epochs are ordered by the lock: nothing to keep.
+    unflushed_[t].for_each([&](RaceAccess a) {
+      if (a.epoch == EpochKind::LockExclusive) return;
+      a.completed = now;
+      kept_[t].insert(a);
+    });
     unflushed_[t].clear();
-    for (RaceAccess& a : kept_[t])
-      if (!a.completed) a.completed = now;
   }
 }
 
@@ -82,7 +86,11 @@ std::vector<RaceAccess> RaceLog::take(int target) {
   std::vector<RaceAccess> out;
   for (int t = 0; t < s_.nranks; ++t) {
     if (target >= 0 && t != target) continue;
-    out.insert(out.end(), kept_[t].begin(), kept_[t].end());
+    // An access that covers several segments is in each: shipped once.
+    std::set<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint32_t>> seen;
+    kept_[t].for_each([&](const RaceAccess& a) {
+      if (seen.emplace(a.lo, a.hi, a.issued, a.site).second) out.push_back(a);
+    });
     kept_[t].clear();
     unflushed_[t].clear();
   }

@@ -86,7 +86,7 @@ class RaceLog final : public EpochEvents {
   std::mutex mutex_;
   std::vector<EpochKind> epoch_;                  // per target: the epoch this rank's accesses are in
   std::vector<AccessMap> unflushed_;              // per target: this rank's accesses since its last flush
-  std::vector<std::vector<RaceAccess>> kept_;     // per target: to ship when the epoch ends
+  std::vector<AccessMap> kept_;                   // per target: flushed, to ship when the epoch ends
   AccessMap active_, passive_;                    // as a target: Fence/PSCW, shared-lock accesses
   std::map<std::pair<int, std::uint32_t>, std::string> sites_;  // (rank, site) -> "file:line"
   std::vector<Finding> findings_;
