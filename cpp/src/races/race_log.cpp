@@ -53,8 +53,7 @@ RaceAccess RaceLog::record(RaceAccess a) {
   // This rank's own accesses to the target not yet completed are
   // concurrent with this one, whatever the epoch.
   if (const RaceAccess* e = unflushed_[t].find_conflict(a, [](const RaceAccess&, const RaceAccess&) { return true; })) {
-    findings_.push_back({*e, a});
-    pending_.store(true, std::memory_order_release);
+    found_locked({*e, a});
   }
   unflushed_[t].insert(a);
   return a;
@@ -62,7 +61,13 @@ RaceAccess RaceLog::record(RaceAccess a) {
 
 void RaceLog::buffer_changed(const RaceAccess& a) {
   std::lock_guard lk(mutex_);
-  findings_.push_back({a, a, true});
+  found_locked({a, a, true});
+}
+
+void RaceLog::found_locked(const Finding& f) {
+  ++total_;
+  if (!told_.emplace(f.earlier.origin, f.earlier.site, f.later.origin, f.later.site, f.buffer).second) return;
+  findings_.push_back(f);
   pending_.store(true, std::memory_order_release);
 }
 
@@ -141,8 +146,7 @@ void RaceLog::check_locked(const RaceAccess& a, AccessMap& map, bool timed) {
     return e.origin != x.origin && (!timed || (e.issued < x.completed && x.issued < e.completed));
   };
   if (const RaceAccess* e = map.find_conflict(a, concurrent)) {
-    findings_.push_back({*e, a});
-    pending_.store(true, std::memory_order_release);
+    found_locked({*e, a});
   }
   map.insert(a);
 }
@@ -279,7 +283,6 @@ void RaceLog::report() {
     std::lock_guard lk(mutex_);
     found.swap(findings_);
     pending_.store(false, std::memory_order_relaxed);
-    total_ += found.size();
   }
   std::string all;
   for (const Finding& f : found) {
@@ -291,7 +294,8 @@ void RaceLog::report() {
   if (!all.empty()) raise(ErrorCategory::Race, all);
   if (freed_ && total_)
     races::hooks().warn("race checker summary: " + std::to_string(total_) + " finding" + (total_ == 1 ? "" : "s") +
-                        " on rank " + std::to_string(s_.rank) + " of this window");
+                        " on rank " + std::to_string(s_.rank) + " of this window, " + std::to_string(told_.size()) +
+                        " distinct pair" + (told_.size() == 1 ? "" : "s") + " of call sites (each told once)");
 }
 
 void RaceLog::freeing() {

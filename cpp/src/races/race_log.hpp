@@ -28,6 +28,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,6 +78,9 @@ class RaceLog final : public EpochEvents {
   void absorb_locked(const std::vector<RaceAccess>& accesses);
   void check_locked(const RaceAccess& a, AccessMap& map, bool timed);
   std::string site_of(const RaceAccess& a);
+  // Queues `f` unless the same pair of call sites was found before (a racy
+  // loop is told once, not once per iteration).
+  void found_locked(const Finding& f);
   std::string describe(const Finding& f);
   // Sends `accesses` to `target` (this rank's own: at once), in messages
   // that fit the transport.
@@ -96,7 +101,8 @@ class RaceLog final : public EpochEvents {
   // before any synchronisation that follows (its Wait, Free, a barrier).
   std::atomic<std::uint64_t> sent_{0};
   std::atomic<std::uint64_t> acked_{0};
-  std::size_t total_ = 0;  // findings told so far
+  std::size_t total_ = 0;  // findings so far, repeats of a pair of call sites included
+  std::set<std::tuple<int, std::uint32_t, int, std::uint32_t, bool>> told_;
   bool freed_ = false;     // set by freeing(): report() adds the summary
 };
 
