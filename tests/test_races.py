@@ -1,7 +1,9 @@
 """The race checker (onesided_check=races, docs/checking.md) on RMARaceBench's
 MPIRMA cases rewritten in Python (tests/ranks/races.py): every race between
-two RMA calls found, no report on any race-free case, on the shared-memory
-path, the cross-memory path, and libfabric's shm and tcp, at 2 and 3 ranks."""
+two RMA calls or with an origin buffer found (where calls do not complete
+in place), no report on any race-free case, on the shared-memory path, the
+cross-memory path, libfabric's shm and tcp, and in nasty mode, at 2 and 3
+ranks."""
 
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ PATHS = {
     "cross-memory": ("shm", {}, ["--create"]),
     "libfabric-shm": ("shm", {"ONESIDED_SHARED_MEMORY": "off"}, []),
     "tcp": ("tcp;ofi_rxm", {}, []),
+    # Nasty mode holds every call until it must complete: origin buffers
+    # are watched there too, even on the shared-memory path.
+    "nasty": ("shm", {"ONESIDED_NASTY": "1"}, []),
 }
 LINE = re.compile(r"^case (\S+) race=([01]) reach=([01]) found=([01]) checked=([01])$", re.M)
 
