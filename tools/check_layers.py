@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("transport",),
     ("atomics", "layout", "locks", "order", "peers"),
     ("state",),  # WindowState: what the paths, the window locks and the window read
+    ("races",),  # the race checker's log, which the checking path feeds and the window's synchronisation tells
     ("paths",),
     ("window",),
 )

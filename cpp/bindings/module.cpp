@@ -10,6 +10,7 @@
 //   register_buffers.cpp     memory from DLPack producers and raw addresses, checked and held
 //   register_exit.cpp        the deadline on a dying rank's exit
 //   register_call_floor.cpp  a C function that does nothing: the bench's floor under a call
+//   register_races.cpp       the race checker's call sites and warnings
 //   python_signals.cpp       the core's waits run Python's signal handlers
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -36,6 +37,7 @@ constexpr std::pair<onesided::ErrorCategory, const char*> kErrorClasses[] = {
     {onesided::ErrorCategory::OpSet, "OpSetError"},
     {onesided::ErrorCategory::Transport, "TransportError"},
     {onesided::ErrorCategory::Internal, "InternalError"},
+    {onesided::ErrorCategory::Race, "RaceError"},
     {onesided::python::kArgumentType, "ArgumentTypeError"},
     {onesided::python::kBufferArgument, "BufferArgumentError"},
 };
@@ -144,4 +146,5 @@ PYBIND11_MODULE(_core, m) {
   onesided::python::register_buffers(m);
   onesided::python::register_exit(m);
   onesided::python::register_call_floor(m);
+  onesided::python::register_races(m);
 }

@@ -20,5 +20,6 @@ void register_machine(py::module_& m);                                     // re
 void register_buffers(py::module_& m);                                     // register_buffers.cpp
 void register_exit(py::module_& m);                                        // register_exit.cpp
 void register_call_floor(py::module_& m);                                  // register_call_floor.cpp
+void register_races(py::module_& m);                                       // register_races.cpp
 
 }  // namespace onesided::python

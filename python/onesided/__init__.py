@@ -38,6 +38,8 @@ from ._errors import (
     Error,
     InternalError,
     OpSetError,
+    RaceError,
+    RaceWarning,
     TransportError,
     UnsupportedError,
 )

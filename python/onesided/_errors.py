@@ -75,6 +75,20 @@ class InternalError(Error, RuntimeError):
     """A broken invariant inside onesided: please report it."""
 
 
+class RaceError(Error, RuntimeError):
+    """The race checker (``onesided_check=races:error``) found two accesses
+    that conflict with nothing ordering them; the message names both calls
+    (rank, call, target bytes, dtype and op, epoch kind, source line).
+    Raised by the synchronisation call that brought them together, or by
+    the second of two conflicting calls of one rank (docs/checking.md)."""
+
+
+class RaceWarning(UserWarning):
+    """What the race checker (``onesided_check=races``) warns of: two
+    accesses that conflict with nothing ordering them, named as in
+    :class:`RaceError`; a summary per window follows at Free."""
+
+
 __all__ = [
     "Error",
     "ArgumentError",
@@ -86,4 +100,6 @@ __all__ = [
     "OpSetError",
     "TransportError",
     "InternalError",
+    "RaceError",
+    "RaceWarning",
 ]

@@ -17,6 +17,7 @@ enum class ErrorCategory {
   Transport,    // libfabric (or bootstrap) reported a failure
   Internal,     // a broken invariant inside onesided itself
   Interrupted,  // a wait ended because the interrupt hook asked (interrupt.hpp)
+  Race,         // the race checker found conflicting accesses (onesided_check=races:error)
 };
 
 class Error : public std::runtime_error {

@@ -110,6 +110,11 @@ class DataPath {
   }
   virtual void flush(int target) = 0;
   virtual void flush_all() = 0;
+  // Flush_local: only the origin's buffers need be free again. Every path
+  // completes remotely (which implies it), so by default a flush; the race
+  // checker keeps the accesses open, as MPI does.
+  // `target` < 0: every target (Flush_local_all).
+  virtual void flush_local(int target) { target < 0 ? flush_all() : flush(target); }
   // flush(target)'s condition (target < 0: flush_all's) as a request that
   // completes on its own, without waiting here: an awaitable flush. Paths
   // whose operations complete in their call have nothing in flight, and the

@@ -26,6 +26,10 @@ std::unique_ptr<DataPath> provider_path(WindowState& state, SoftwareAtomics*& so
 std::unique_ptr<DataPath> cross_memory_path(WindowState& state, SoftwareAtomics*& software,
                                             std::shared_ptr<void> mapping, SharedLockWord* atomic_words);
 
+class RaceLog;
+// Race-checking mode around `inner`: every access told to `log` first.
+std::unique_ptr<DataPath> checking_path(std::unique_ptr<DataPath> inner, std::shared_ptr<RaceLog> log);
+
 // Nasty mode around `inner`.
 std::unique_ptr<DataPath> nasty_path(std::unique_ptr<DataPath> inner, WindowState& state, std::uint64_t seed);
 

@@ -23,6 +23,8 @@ enum class MsgKind : std::uint8_t {
   Notify,       // origin -> target: add one to notification counter `count` (the
                 // operations it covers are complete at the target: in_flight_ops.hpp)
   NotifyDone,   // target -> origin: counted (token echoed)
+  Races,        // origin -> target: accesses for the race checker (races/race_log.hpp)
+  RacesDone,    // target -> origin: the accesses are in the target's view
 };
 
 enum MsgFlags : std::uint8_t {
@@ -57,6 +59,6 @@ inline Header make_header(MsgKind kind, std::uint32_t window, int origin, std::u
   return h;
 }
 
-inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::NotifyDone) + 1;
+inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::RacesDone) + 1;
 
 }  // namespace onesided::detail

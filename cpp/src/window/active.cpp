@@ -21,6 +21,7 @@ void Window::Impl::fence(unsigned assertion) {
     epochs.state.on_fence(assertion);
   }
   flush_all();
+  events->fencing();
   // Local stores before the fence and RMA updates completed by it are
   // visible on the other side of it: stores into memory other processes
   // map through this rank's publication word, published before the barrier
@@ -31,6 +32,7 @@ void Window::Impl::fence(unsigned assertion) {
   s.publication.take();
   s.observe();
   addressing->epoch_started();
+  events->report();
 }
 
 std::vector<bool> Window::Impl::group_mask(const std::vector<int>& ranks) const {
@@ -72,6 +74,7 @@ void Window::Impl::start(const std::vector<int>& ranks) {
     epochs.state.on_start(mask);
     std::fill(epochs.post_matched.begin(), epochs.post_matched.end(), 0);
   }
+  events->started(mask);
   addressing->epoch_started();
 }
 
@@ -105,6 +108,7 @@ void Window::Impl::complete() {
     if (matched == Epochs::kCompleted) continue;
     if (!matched) match_post(t);
     flush(t);
+    events->completing(t);
     s.publication.publish();  // taken by the target's Wait or Test
     if (t == s.rank)
       completes_[t].fetch_add(1, std::memory_order_release);
@@ -113,8 +117,11 @@ void Window::Impl::complete() {
     std::lock_guard lk(epochs.mutex);
     epochs.post_matched[t] = Epochs::kCompleted;
   }
-  std::lock_guard lk(epochs.mutex);
-  epochs.state.on_complete();
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.on_complete();
+  }
+  events->report();
 }
 
 bool Window::Impl::completes_arrived(const std::vector<bool>& group) const {
@@ -132,8 +139,12 @@ void Window::Impl::end_exposure(const std::vector<bool>& group) {
   // what progress delivered here.
   s.publication.take();
   s.observe();
-  std::lock_guard lk(epochs.mutex);
-  epochs.state.on_wait_done();
+  events->exposure_ended();
+  {
+    std::lock_guard lk(epochs.mutex);
+    epochs.state.on_wait_done();
+  }
+  events->report();
 }
 
 // Wait and Test: the origins of the open exposure epoch (raises without one).
@@ -179,12 +190,14 @@ void Window::Impl::free() {
   // the barrier), and its memory must not outlive the Python object.
   try {
     flush_all();
+    events->freeing();
     s.group->barrier();
   } catch (...) {
     release();
     throw;
   }
   release();
+  events->report();
 }
 
 void Window::fence(unsigned assertion) { impl_->fence(assertion); }

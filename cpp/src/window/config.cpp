@@ -18,7 +18,8 @@ namespace {
 // onesided's own keys; onesided_fast_path is the old spelling of
 // onesided_shared_memory, kept as an alias.
 constexpr std::string_view kOwnKeys[] = {"provider", "onesided_atomics", "onesided_nasty",
-                                         "onesided_shared_memory", "onesided_fast_path", "onesided_notifications"};
+                                         "onesided_shared_memory", "onesided_fast_path", "onesided_notifications",
+                                         "onesided_check"};
 
 // Unknown keys are ignored, as MPI does (another library's hints may share
 // the info), except in onesided's own namespace, where a key onesided does
@@ -74,6 +75,17 @@ std::size_t count_value(const std::string& v, const char* name, std::size_t max)
   return static_cast<std::size_t>(std::stoull(v));
 }
 
+// onesided_check, else ONESIDED_CHECK: off (empty, "off", "0"), "races"
+// or "races:error".
+std::string check_mode(const Info& info) {
+  const char* env = std::getenv("ONESIDED_CHECK");
+  std::string v = info.count("onesided_check") ? info.at("onesided_check") : env ? env : "";
+  if (v == "off" || v == "0" || v == "false") v.clear();
+  if (!v.empty() && v != "races" && v != "races:error")
+    raise(ErrorCategory::Argument, "onesided_check (or ONESIDED_CHECK) must be races, races:error or off, not '" + v + "'");
+  return v;
+}
+
 }  // namespace
 
 Config Config::parse(const Info& info) {
@@ -93,6 +105,7 @@ Config Config::parse(const Info& info) {
     raise(ErrorCategory::Argument, "onesided_atomics must be auto or software, not '" + atomics + "'");
   const std::string nasty = value("onesided_nasty");
   c.nasty_seed = NastyQueue::seed_from(info.count("onesided_nasty") ? &nasty : nullptr);
+  c.check = check_mode(info);
   c.shared_memory = on(either(info, "onesided_shared_memory", "onesided_fast_path"), "info onesided_shared_memory") &&
                     on(env_either("ONESIDED_SHARED_MEMORY", "ONESIDED_FAST_PATH"), "ONESIDED_SHARED_MEMORY");
   const std::string noncontig = info.count("alloc_shared_noncontig") ? info.at("alloc_shared_noncontig") : "false";
@@ -111,7 +124,8 @@ std::string Config::agreed(Flavor flavor) const {
                   "' accumulate_ops=" + declared.str() + " accumulate_ordering=" + ordering.str() +
                   " onesided_atomics=" + (software_only.empty() ? "auto" : "software") +
                   " mpi_accumulate_granularity=" + std::to_string(accumulate_granularity) +
-                  " onesided_notifications=" + std::to_string(notifications);
+                  " onesided_notifications=" + std::to_string(notifications) +
+                  " onesided_check=" + (check.empty() ? "off" : check);
   if (flavor == Flavor::Shared) s += std::string(" alloc_shared_noncontig=") + (alloc_shared_noncontig ? "true" : "false");
   return s;
 }

@@ -19,6 +19,9 @@ struct Config {
   Ordering ordering;           // accumulate_ordering
   std::string software_only;   // non-empty: onesided_atomics=software, with the reason
   std::optional<std::uint64_t> nasty_seed;  // onesided_nasty or ONESIDED_NASTY
+  // onesided_check or ONESIDED_CHECK (docs/checking.md): "" (off), "races"
+  // (findings are warnings) or "races:error" (findings raise).
+  std::string check;
   // onesided_shared_memory (alias onesided_fast_path) and the environment's
   // ONESIDED_SHARED_MEMORY (alias ONESIDED_FAST_PATH): false turns off every
   // use of memory shared between ranks on one host (the shared-memory path,

@@ -13,6 +13,7 @@
 #include "memory/host_identity.hpp"
 #include "paths/cross_memory_atomics.hpp"
 #include "paths/paths.hpp"
+#include "races/race_log.hpp"
 #include "peers/liveness.hpp"
 #include "window/impl.hpp"
 #include "window/agreement.hpp"
@@ -306,6 +307,11 @@ void Window::Impl::negotiate(bool shared_memory_path) {
          : cma              ? cross_memory_path(s, software, segment, words + s.nranks)
                             : provider_path(s, software);
   if (config.nasty_seed) path = nasty_path(std::move(path), s, *config.nasty_seed);
+  if (!config.check.empty()) {
+    auto log = std::make_shared<RaceLog>(s, config.check == "races:error");
+    path = checking_path(std::move(path), log);
+    events = std::move(log);
+  }
   addressing = s.flavor == Flavor::Dynamic ? attached_regions(s) : window_extent(s);
   // The target polls while an origin holds its lock when something the
   // origin does needs its progress: not with cross-memory attach, where

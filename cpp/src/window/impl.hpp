@@ -24,6 +24,7 @@
 #include "paths/data_path.hpp"
 #include "window/addressing.hpp"
 #include "window/config.hpp"
+#include "state/epoch_events.hpp"
 #include "window/epochs.hpp"
 #include "window/notify_counters.hpp"
 #include "state/window_state.hpp"
@@ -67,6 +68,8 @@ class Window::Impl final : public detail::MessageSink {
   // passive.cpp
   void flush(int target);
   void flush_all();
+  void flush_local(int target);
+  void flush_local_all();
   void lock(int target, LockType type, unsigned assertion) {
     if (!begin_lock(target, type, assertion)) end_lock(target);
   }
@@ -102,6 +105,8 @@ class Window::Impl final : public detail::MessageSink {
   std::unique_ptr<detail::DataPath> path;
   std::unique_ptr<detail::WindowLock> window_lock;
   detail::SoftwareAtomics* software = nullptr;  // the path's, if it has them (target side)
+  // The race checker with onesided_check=races, else hooks that do nothing.
+  std::shared_ptr<detail::EpochEvents> events = detail::no_epoch_events();
   detail::NotifyCounters notify_counters;       // this rank's (window/notify_counters.hpp)
 
  private:

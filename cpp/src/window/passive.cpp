@@ -24,6 +24,20 @@ void Window::Impl::flush_all() {
   s.observe();
 }
 
+void Window::Impl::flush_local(int target) {
+  s.check_live();
+  if (target == kProcNull) return;
+  s.check_rank(target);
+  path->flush_local(target);
+  s.observe();
+}
+
+void Window::Impl::flush_local_all() {
+  s.check_live();
+  path->flush_local(-1);
+  s.observe();
+}
+
 bool Window::Impl::begin_lock(int target, LockType type, unsigned assertion) {
   s.check_live();
   if (target == kProcNull) return true;
@@ -35,6 +49,7 @@ bool Window::Impl::begin_lock(int target, LockType type, unsigned assertion) {
     epochs.nocheck[target] = nocheck;
     epochs.exclusive[target] = type == LockType::Exclusive;
   }
+  events->locked(target, type == LockType::Exclusive);
   addressing->epoch_started();
   if (!nocheck && !window_lock->begin_acquire(target, type == LockType::Exclusive)) return false;
   s.observe();
@@ -82,8 +97,10 @@ void Window::Impl::unlock(int target) {
     if (!nocheck) window_lock->release(target, exclusive);
     throw;
   }
+  events->unlocking(target);
   if (!nocheck) window_lock->release(target, exclusive);
   s.observe();
+  events->report();
 }
 
 void Window::Impl::lock_all(unsigned assertion) {
@@ -94,6 +111,7 @@ void Window::Impl::lock_all(unsigned assertion) {
     epochs.state.on_lock_all();
     epochs.lock_all_nocheck = nocheck;
   }
+  events->locked_all();
   addressing->epoch_started();
   if (!nocheck) window_lock->acquire_all();
   s.observe();
@@ -121,8 +139,10 @@ void Window::Impl::unlock_all() {
     if (!nocheck) window_lock->release_all();
     throw;
   }
+  events->unlocking_all();
   if (!nocheck) window_lock->release_all();
   s.observe();
+  events->report();
 }
 
 void Window::lock(int target, LockType type, unsigned assertion) { impl_->lock(target, type, assertion); }
@@ -135,9 +155,10 @@ void Window::lock_all(unsigned assertion) { impl_->lock_all(assertion); }
 void Window::unlock_all() { impl_->unlock_all(); }
 void Window::flush(int target) { impl_->flush(target); }
 void Window::flush_all() { impl_->flush_all(); }
-// Local completion is implied by remote completion, which is what every path tracks.
-void Window::flush_local(int target) { impl_->flush(target); }
-void Window::flush_local_all() { impl_->flush_all(); }
+// Local completion is implied by remote completion, which is what every
+// path tracks; the path still hears it is a local one (data_path.hpp).
+void Window::flush_local(int target) { impl_->flush_local(target); }
+void Window::flush_local_all() { impl_->flush_local_all(); }
 
 Request Window::flush_request(int target) {
   impl_->s.check_live();

@@ -39,6 +39,11 @@ void Window::Impl::on_message(const Header& h, const std::byte* payload, std::si
       return s.send(origin, s.header(MsgKind::NotifyDone, origin, h.token));
     case MsgKind::NotifyDone:
       return InFlightOps::on_notify_done(h, origin);
+    case MsgKind::Races:
+      events->received(origin, payload, len);
+      return s.send(origin, s.header(MsgKind::RacesDone, origin, h.token));
+    case MsgKind::RacesDone:
+      return events->acknowledged();
   }
 }
 
