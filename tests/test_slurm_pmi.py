@@ -4,7 +4,12 @@ forms COMM_WORLD from what srun offers each process, across three nodes.
 
 * ``--mpi=pmi2``: the PMI wire on PMI_FD, PMI-1 (the default) and PMI-2
   (``ONESIDED_PMI_VERSION=2``; Slurm's mpi/pmi2 serves both);
-* ``--mpi=pmix``: PMIx through Debian's libpmix.so.2, loaded at run time;
+* ``--mpi=pmix``: PMIx through Debian's libpmix.so.2, loaded at run time,
+  three ranks on one node: Slurm's pmix plugin makes each step's client
+  directory under TmpFS, which every simulated node shares on this one
+  machine, so on a second node the step fails to launch ("Cannot create
+  client cli tmpdir ... File exists"), a limit of the simulation, not of
+  onesided (slurm.conf has one TmpFS for all nodes);
 * ``--mpi=none``: nothing to bootstrap from, so every rank refuses with
   WorldError instead of running as a world of one each.
 
@@ -30,15 +35,20 @@ from test_slurm import job
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize(
-    "mpi, version, via",
-    [("pmi2", "1", "PMI-1 wire on PMI_FD"), ("pmi2", "2", "PMI-2 wire on PMI_FD"), ("pmix", "", "PMIx (")],
+    "mpi, nodes, version, via",
+    [
+        ("pmi2", "3", "1", "PMI-1 wire on PMI_FD"),
+        ("pmi2", "3", "2", "PMI-2 wire on PMI_FD"),
+        ("pmix", "1", "", "PMIx ("),
+    ],
 )
-def test_srun_without_mpi4py(slurm_cluster: SlurmCluster, tmp_path: Path, mpi: str, version: str, via: str) -> None:
+def test_srun_without_mpi4py(slurm_cluster: SlurmCluster, tmp_path: Path, mpi: str, nodes: str, version: str,
+                             via: str) -> None:
     env = without_mpi4py(tmp_path)
     if version:
         env["ONESIDED_PMI_VERSION"] = version
-    done = job(slurm_cluster, ["srun", "-N", "3", "-n", "3", f"--mpi={mpi}", sys.executable, str(SCRIPT), "tickets"],
-               env)
+    cmd = ["srun", "-N", nodes, "-n", "3", f"--mpi={mpi}", sys.executable, str(SCRIPT), "tickets"]
+    done = job(slurm_cluster, cmd, env)
     assert done.returncode == 0, done.stdout + done.stderr
     got = tickets(done.stdout)
     assert [(rank, size) for rank, size, _, _ in got] == [(0, 3), (1, 3), (2, 3)], done.stdout + done.stderr
