@@ -56,9 +56,9 @@ def test_measured_series_get_their_growth() -> None:
     assert sockets is not None and sockets.kind == "P" and sockets.b == pytest.approx(1.9, rel=0.05)
 
 
-def test_fit_needs_four_positive_points() -> None:
-    assert fit_growth([2, 4, 8], [1.0, 2.0, 3.0]) is None
-    assert fit_growth([2, 4, 8, 16], [1.0, 0.0, 2.0, 3.0]) is None
+def test_fit_needs_five_positive_points() -> None:
+    assert fit_growth([2, 4, 8, 16], [1.0, 2.0, 3.0, 4.0]) is None
+    assert fit_growth([2, 4, 8, 16, 32], [1.0, 0.0, 2.0, 3.0, 4.0]) is None
 
 
 def test_report_rows_and_projections() -> None:

@@ -88,6 +88,10 @@ def run_one(cmd: list[str], env: dict[str, str], timeout: int) -> tuple[bool, fl
         os.killpg(proc.pid, 9)
         out, _ = proc.communicate()
         return False, time.monotonic() - t0, f"timed out after {timeout} s\n{out}"
+    except BaseException:
+        os.killpg(proc.pid, 9)  # Ctrl-C: the job is in a session of its own and would outlive us
+        proc.wait()
+        raise
     return proc.returncode == 0, time.monotonic() - t0, out
 
 

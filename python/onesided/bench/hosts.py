@@ -99,10 +99,11 @@ def _power_law(ps: list[int], ys: list[float]) -> float:
 
 def fit_growth(ps: list[int], ys: list[float]) -> Growth | None:
     """The growth that the points support best (corrected AIC); None with
-    fewer than four points (the criterion needs n > k + 1 for two
-    parameters), a point at or below zero, or a rank count below 2."""
+    fewer than five points (with four, the criterion's correction for two
+    parameters is so large that a constant wins whatever the points do), a
+    point at or below zero, or a rank count below 2."""
     n = len(ps)
-    if n < 4 or min(ys) <= 0 or min(ps) < 2:
+    if n < 5 or min(ys) <= 0 or min(ps) < 2:
         return None
     best: tuple[float, Growth] | None = None
     exponent = _power_law(ps, ys)
