@@ -194,7 +194,7 @@ def test_two_clusters_side_by_side(slurm_cluster: SlurmCluster, tmp_path: Path) 
     the session's: each one's commands reach its own controller and run on
     its own nodes, and the second leaves no daemon or host behind."""
     address = ["sh", "-c", "ip -o -4 addr show dev eth0"]  # the node's netns, unlike its name, is the cluster's own
-    with SlurmCluster(1, tmp_path, index=3) as other:
+    with SlurmCluster(1, tmp_path, index=7) as other:
         mine = other.run("srun", "-N", "1", *address)
         theirs = slurm_cluster.run("srun", "-N", "3", *address)
         daemons = other.daemon_pids()

@@ -57,7 +57,7 @@ class SlurmCluster:
     manager (down() always runs). ``cpus`` is each node's CPU count as Slurm
     sees it (what srun may place on it), whatever this machine has."""
 
-    def __init__(self, nodes: int, workdir: Path, index: int = 2, cpus: int = 4) -> None:
+    def __init__(self, nodes: int, workdir: Path, index: int = 6, cpus: int = 4) -> None:
         self.dir = workdir
         self.simulated = SimulatedHosts(nodes + 1, workdir, index=index)
         self.controller: Host = self.simulated.hosts[0]
