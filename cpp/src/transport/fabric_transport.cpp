@@ -30,6 +30,7 @@
 
 #include "onesided/error.hpp"
 #include "transport/stale_shm.hpp"
+#include "transport/fabric_choice.hpp"
 #include "transport/fabric_library.hpp"
 #include "transport/fabric_names.hpp"
 #include "transport/transport.hpp"
@@ -37,7 +38,6 @@
 namespace onesided::detail {
 namespace {
 
-constexpr unsigned kApiVersion = FI_VERSION(1, 9);
 constexpr std::size_t kMessageCap = 64 * 1024;  // largest control/atomic message
 constexpr std::size_t kReceiveBuffers = 64;
 
@@ -89,7 +89,9 @@ class FabricRegion final : public LocalRegion {
 class FabricTransport final : public Transport {
  public:
   FabricTransport(const std::string& provider, bool loopback) {
-    find_info(provider, loopback);
+    info_ = choose_fabric_info(provider, loopback);
+    atomics_ = (info_->caps & FI_ATOMIC) != 0;
+    order_ = atomic_order_of(*info_);
     provider_ = info_->fabric_attr->prov_name;
     check("fi_fabric", fabric_library().fabric(info_->fabric_attr, &fabric_, nullptr));
     check("fi_domain", fi_domain(fabric_, info_, &domain_, nullptr));
@@ -137,66 +139,6 @@ class FabricTransport final : public Transport {
       post_receive(ctx.get());
       receives_.push_back(std::move(ctx));
     }
-  }
-
-  // Asks for the most we can use and settles for less: native atomics with
-  // ordered atomics, then atomics without order, then no atomics (onesided
-  // then runs every atomic in software).
-  void find_info(const std::string& provider, bool loopback) {
-    constexpr std::uint64_t kAtomicOrder =
-        FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
-    struct Variant {
-      std::uint64_t caps, order;
-    };
-    const Variant variants[] = {{FI_MSG | FI_RMA | FI_ATOMIC, FI_ORDER_SAS | kAtomicOrder},
-                                {FI_MSG | FI_RMA | FI_ATOMIC, FI_ORDER_SAS},
-                                {FI_MSG | FI_RMA, FI_ORDER_SAS}};
-    // When every peer is on this host, network providers bind to loopback
-    // (the machine's other interfaces may not even route to each other).
-    const char* env = std::getenv("FI_PROVIDER");
-    const std::string effective = provider.empty() && env ? env : provider;
-    const bool network = !effective.empty() && effective != "shm";
-    const FabricLibrary& lib = fabric_library();
-    int ret = -FI_ENODATA;
-    for (const auto& v : variants) {
-      fi_info* hints = lib.dupinfo(nullptr);  // fi_allocinfo()
-      if (!hints) raise(ErrorCategory::Transport, "fi_allocinfo failed");
-      hints->caps = v.caps;
-      hints->mode = FI_CONTEXT | FI_CONTEXT2;
-      hints->ep_attr->type = FI_EP_RDM;
-      hints->tx_attr->msg_order = v.order;
-      hints->rx_attr->msg_order = v.order;
-      hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
-      // All fi_* calls are serialised by fi_mutex_, which is what
-      // FI_THREAD_DOMAIN asks of us.
-      hints->domain_attr->threading = FI_THREAD_DOMAIN;
-      // Lent, not strdup'ed: libfabric frees with the allocator it binds to
-      // (RTLD_DEEPBIND: libc's), which may not be the one onesided's strdup
-      // binds to (an LD_PRELOADed malloc). Taken back before freeinfo.
-      std::string prov_name = provider;
-      if (!provider.empty()) hints->fabric_attr->prov_name = prov_name.data();
-      if (loopback && network)
-        ret = lib.getinfo(kApiVersion, "127.0.0.1", nullptr, FI_SOURCE, hints, &info_);
-      if (ret != 0) ret = lib.getinfo(kApiVersion, nullptr, nullptr, 0, hints, &info_);
-      hints->fabric_attr->prov_name = nullptr;
-      lib.freeinfo(hints);
-      if (ret == 0) break;
-    }
-    if (ret != 0) {
-      raise(ErrorCategory::Transport,
-            "fi_getinfo found no provider '" + (provider.empty() ? std::string("(any)") : provider) +
-                "' with FI_EP_RDM, FI_MSG|FI_RMA and ordered messages: " + lib.strerror(-ret) + " (libfabric " +
-                lib.path + ")");
-    }
-    atomics_ = (info_->caps & FI_ATOMIC) != 0;
-    const std::uint64_t order = info_->tx_attr->msg_order;
-    order_.rar = order & FI_ORDER_ATOMIC_RAR;
-    order_.raw = order & FI_ORDER_ATOMIC_RAW;
-    order_.war = order & FI_ORDER_ATOMIC_WAR;
-    order_.waw = order & FI_ORDER_ATOMIC_WAW;
-    order_.raw_size = info_->ep_attr->max_order_raw_size;
-    order_.war_size = info_->ep_attr->max_order_war_size;
-    order_.waw_size = info_->ep_attr->max_order_waw_size;
   }
 
   ~FabricTransport() override {
