@@ -62,7 +62,6 @@ def test_fit_needs_five_positive_points() -> None:
 
 
 def test_report_rows_and_projections() -> None:
-    figures = {key: float(p) for key in FIGURES for p in [1]}
     runs = [{"label": "launcher", "ranks": p, "hosts": min(p, 8), "cores": 2,
              "results": {"onesided": {**{k: 1.0 + p for k in FIGURES}, "counter_ok": True}}} for p in PS]
     text = report_text(runs)

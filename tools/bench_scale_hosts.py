@@ -96,11 +96,11 @@ def run_one(cmd: list[str], env: dict[str, str], timeout: int) -> tuple[bool, fl
 
 
 def run_recorded(launcher: str, sim: SimulatedHosts, ranks: int, env: dict[str, str], args: argparse.Namespace,
-                 failed: list[str], hosts: int | None = None) -> list[str]:
+                 failed: list[str], hosts: int = 0) -> list[str]:
     """One job; its JSON's path in a list, or nothing (and its log kept)."""
     out = args.outdir / f"{launcher}-{ranks}.json"
     out.unlink(missing_ok=True)
-    ok, seconds, text = run_one(command(launcher, sim, ranks, out, args.timeout, hosts or 0), env, args.timeout + 30)
+    ok, seconds, text = run_one(command(launcher, sim, ranks, out, args.timeout, hosts), env, args.timeout + 30)
     print(f"{launcher} {ranks} ranks: {'ok' if ok else 'FAILED'} in {seconds:.1f} s", flush=True)
     if ok and out.exists():
         return [str(out)]

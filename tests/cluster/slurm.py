@@ -33,7 +33,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from hosts.netns import Host, SimulatedHosts, unavailable as hosts_unavailable
+from hosts.netns import Host, SimulatedHosts, UpDown, unavailable as hosts_unavailable
 
 COMMANDS = ("munged", "slurmctld", "slurmd", "srun", "salloc", "sbatch", "scancel", "sinfo", "scontrol")
 READY_SECONDS = 30.0
@@ -52,7 +52,7 @@ def _binary(name: str) -> str:
     return shutil.which(name) or f"/usr/sbin/{name}"
 
 
-class SlurmCluster:
+class SlurmCluster(UpDown):
     """``nodes`` compute hosts and a controller host; use as a context
     manager (down() always runs). ``cpus`` is each node's CPU count as Slurm
     sees it (what srun may place on it), whatever this machine has."""
@@ -212,13 +212,3 @@ class SlurmCluster:
         self._daemons.clear()
         self.simulated.down()  # what is left in the hosts: slurmstepd, ranks
 
-    def __enter__(self) -> "SlurmCluster":
-        try:
-            self.up()
-        except BaseException:
-            self.down()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.down()

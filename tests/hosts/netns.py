@@ -30,6 +30,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 NETNS_PREFIX = "onesided-host-"
 LINK_PREFIX = "osh"
@@ -119,7 +120,30 @@ class Host:
     namespace: str
 
 
-class SimulatedHosts:
+class UpDown:
+    """A context manager over ``up()`` and ``down()``: entering brings it
+    up (and down again if that fails half-way), leaving always brings it
+    down. ``down()`` must be idempotent."""
+
+    def up(self) -> None:
+        raise NotImplementedError
+
+    def down(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        try:
+            self.up()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+
+class SimulatedHosts(UpDown):
     """``count`` hosts on a bridge; use as a context manager (down() always
     runs). Sets of hosts with different ``index`` may exist side by side."""
 
@@ -193,16 +217,6 @@ class SimulatedHosts:
         mine += [link for link in _links() if (m := _LINK_NAME.match(link)) and m.group(1) == self.tag]
         return mine
 
-    def __enter__(self) -> "SimulatedHosts":
-        try:
-            self.up()
-        except BaseException:
-            self.down()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.down()
 
 
 def main(argv: list[str]) -> int:

@@ -122,7 +122,7 @@ def _library(comm: Any, lib: Any, make: Any, reps: int, seconds: float) -> dict[
     comm.Barrier()
     win.Free()
 
-    per_rank = comm.allgather({k: opened[k] for k in opened} | {
+    per_rank = comm.allgather(opened | {
         "rss_growth": opened["rss"] - before["rss"], "sockets_growth": opened["sockets"] - before["sockets"]})
     median = {k: statistics.median(r[k] for r in per_rank) for k in per_rank[0]}
     issued = sum(k for k, _ in ops)
