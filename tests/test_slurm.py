@@ -88,13 +88,6 @@ def test_srun_pmi2_mpi4py_three_nodes(slurm_cluster: SlurmCluster) -> None:
     assert placed(proc.stdout) == on_nodes(slurm_cluster, 1)
 
 
-@pytest.mark.skipif(
-    not os.environ.get("ONESIDED_SLURM_SIX_RANKS"),
-    reason="flaky (passed 1 run in 6, load 6-18; the same layout under mpiexec passed 3 in 3): window creation "
-    "between MPI ranks, two a node, fails with 'rank 0 (on simhost1) could not reach within 20 s rank 3 (on "
-    "simhost2)', even between two ranks of one node, or hangs; being investigated on main; "
-    "ONESIDED_SLURM_SIX_RANKS=1 runs it",
-)
 @pytest.mark.timeout(TIMEOUT + 30)
 def test_srun_pmi2_mpi4py_two_ranks_per_node(slurm_cluster: SlurmCluster) -> None:
     """Six ranks, two a node (srun's block distribution): across nodes the

@@ -50,7 +50,16 @@ class ProgressEngine {
         // poll): let the other ranks' threads run, which matters when
         // ranks outnumber cores. Not on every poll: a yield is a system
         // call (0.5 us in a VM), longer than an shm round trip's share.
-        std::this_thread::yield();
+        // Past kSpinRounds idle rounds, sleep instead: a provider's own
+        // thread (rxm's connection manager, which accepts the connections
+        // a first transfer needs) takes the endpoint lock each poll holds,
+        // and a thread that polls and yields without pause can starve it
+        // for as long as it waits; under srun, six ranks on two cores
+        // saw connection requests stay unanswered for 20 s.
+        if (idle > kSpinRounds)
+          std::this_thread::sleep_for(kShortNap);
+        else
+          std::this_thread::yield();
       }
     }
     check_failure();
@@ -158,6 +167,10 @@ class ProgressEngine {
   static constexpr std::chrono::microseconds kShortNap{10};
   // While spinning, wait() yields the core on every this-many-th idle poll.
   static constexpr unsigned kYieldEvery = 16;
+  // Idle rounds wait() spins (polls and yields) before it also sleeps
+  // between polls: about a millisecond, far beyond any round trip a
+  // waiter would lose by sleeping.
+  static constexpr unsigned kSpinRounds = 8192;
   // wait() reads the interrupt pace's clock on every this-many-th round.
   static constexpr unsigned kInterruptRounds = 256;
   // run()'s hot regime yields at most this often (see there).
