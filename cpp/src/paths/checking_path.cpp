@@ -91,17 +91,13 @@ class CheckingPath final : public DataPath {
   void flush(int target) override {
     inner_->flush(target);
     verify(target);
-    complete_waited();
-    log_->flushed(target);
-    forget_requests(target);
+    tell_flushed(target);
     log_->report();
   }
   void flush_all() override {
     inner_->flush_all();
     verify(-1);
-    complete_waited();
-    log_->flushed(-1);
-    forget_requests(-1);
+    tell_flushed(-1);
     log_->report();
   }
   // Local completion frees the origin buffers but orders nothing at the
@@ -161,6 +157,9 @@ class CheckingPath final : public DataPath {
   // after this one took them out finds them already told.
   void complete_waited() {
     std::lock_guard lk(awaited_mutex_);
+    complete_waited_locked();
+  }
+  void complete_waited_locked() {
     if (awaited_.empty()) return;
     std::erase_if(awaited_, [&](const Awaited& x) {
       const std::uint64_t when = x.request->waited_at.load(std::memory_order_acquire);
@@ -169,10 +168,15 @@ class CheckingPath final : public DataPath {
       return true;
     });
   }
-  // A flush to `target` (every target when negative) completed whatever
-  // was still awaited there.
-  void forget_requests(int target) {
+  // A flush to `target` (every target when negative) returned: the reads
+  // already waited complete at their Wait's time, the rest at the flush's,
+  // and nothing there is awaited any more. One hold of awaited_mutex_, so
+  // a read another thread records meanwhile is either flushed here or
+  // still awaited after.
+  void tell_flushed(int target) {
     std::lock_guard lk(awaited_mutex_);
+    complete_waited_locked();
+    log_->flushed(target);
     std::erase_if(awaited_, [&](const Awaited& x) { return target < 0 || x.access.target == target; });
   }
 
