@@ -32,7 +32,7 @@ def test_every_race_found_and_no_false_report(path: str, ranks: int) -> None:
     provider, env, flags = PATHS[path]
     out = run_ranks("races.py", ranks, *flags, provider=provider, env=env, timeout=60)
     cases = LINE.findall(out.stdout)
-    assert len(cases) == 52, out.stdout + out.stderr
+    assert len(cases) == 59, out.stdout + out.stderr
     wrong = [f"{name}: race={race} reach={reach} found={found} checked={checked}"
              for name, race, reach, found, checked in cases
              if found != str(int(race == reach == "1")) or checked != "1"]

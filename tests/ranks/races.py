@@ -194,6 +194,65 @@ def lock_same_origin(between: str) -> Callable[[Window], None]:
     return run
 
 
+def request_then_put(call: str, wait_first: bool, epoch: str = "fence") -> Callable[[Window], None]:
+    """Rank A's request-based call on T's element 0 (Rget, Rput, or
+    Rget_accumulate with NO_OP or SUM), then its Put to the same element,
+    with the request's Wait before the Put (wait_first) or after it. Only a
+    read that Wait saw complete is done at the target (MPI 4.1 12.3.5): Rput
+    and a writing Rget_accumulate complete locally at their Wait, so the
+    Put still races with them until a flush. `epoch`: one fence epoch, or a
+    shared lock of T (whose Wait is a Test loop)."""
+
+    def issue(win: Window) -> onesided.Request:
+        if call == "rget":
+            return win.Rget(np.zeros(1, I32), T, 0)
+        if call == "rput":
+            return win.Rput(val(), T, 0)
+        op = onesided.NO_OP if call == "rgetacc-noop" else onesided.SUM
+        return win.Rget_accumulate(val(), np.zeros(1, I32), T, 0, op)
+
+    def complete(req: onesided.Request) -> None:
+        if epoch == "fence":
+            req.Wait()
+        else:
+            while not req.Test():
+                pass
+
+    def run(win: Window) -> None:
+        if epoch == "fence":
+            win.Fence()
+        if rank == A:
+            if epoch == "lock":
+                win.Lock(T, onesided.LOCK_SHARED)
+            req = issue(win)
+            if wait_first:
+                complete(req)
+            win.Put(val(), T, 0)
+            if not wait_first:
+                complete(req)
+            if epoch == "lock":
+                win.Unlock(T)
+        if epoch == "fence":
+            win.Fence()
+        comm.Barrier()
+
+    return run
+
+
+def rget_wait_barrier_put_no(win: Window) -> None:
+    """In one Lock_all epoch: A's Rget of T's element 0 and its Wait, a
+    barrier, then B's Put there. The read was done when Wait returned,
+    before the barrier; B's Put came after it."""
+    win.Lock_all()
+    if rank == A:
+        win.Rget(np.zeros(1, I32), T, 0).Wait()
+    comm.Barrier()
+    if rank == B:
+        win.Put(val(), T, 0)
+    comm.Barrier()
+    win.Unlock_all()
+
+
 def strided(b: Callable[[Window], None]) -> Callable[[Window], None]:
     """A accumulates into elements 0, 2, 4 through a strided target layout;
     B's call in the same fence epoch."""
@@ -336,6 +395,16 @@ CASES: dict[str, tuple[bool, Callable[[Window], None]]] = {
     "sync-lock-barrier-sameorigin-remote-yes": (True, lock_same_origin("")),
     "sync-lock-barrier-sameorigin-remote-no": (False, lock_same_origin("flush")),
     "sync-lock-flushlocal-sameorigin-remote-yes": (True, lock_same_origin("flush_local")),
+    # sync/009 and 010: a Put to the bytes the Rget reads stands in for the
+    # load of its result buffer, before and after the Wait.
+    "sync-request-local-yes": (True, request_then_put("rget", wait_first=False)),
+    "sync-request-local-no": (False, request_then_put("rget", wait_first=True)),
+    # Not RMARaceBench's: what a Request's completion orders, and what not.
+    "request-rget-wait-put-sameorigin-no": (False, request_then_put("rget", wait_first=True, epoch="lock")),
+    "request-rput-wait-put-sameorigin-yes": (True, request_then_put("rput", wait_first=True, epoch="lock")),
+    "request-rgetacc-noop-wait-put-sameorigin-no": (False, request_then_put("rgetacc-noop", wait_first=True)),
+    "request-rgetacc-sum-wait-put-sameorigin-yes": (True, request_then_put("rgetacc-sum", wait_first=True)),
+    "request-rget-wait-barrier-put-remote-no": (False, rget_wait_barrier_put_no),
     # origin buffers (conflict/001, 002, 008, 009; sync/001-008, 011, 012)
     "conflict-put-load-local-no": (False, origin_buffer(fence_open, fence_open, "put", changes=False)),
     "conflict-put-store-local-yes": (True, origin_buffer(fence_open, fence_open, "put", changes=True)),

@@ -15,6 +15,14 @@
 //  - Order and completion: the inner path's, unchanged; flush(t) and
 //    flush_all() flush the inner path, then tell the log that this rank's
 //    accesses to t are complete (later ones are ordered after them).
+//  - Requests (MPI 4.1 12.3.5): a call that only reads the target (Rget,
+//    Rget_accumulate with NO_OP) is complete at the target once its Wait
+//    or Test has seen it complete: the data it read has arrived. Before
+//    each access this path records, and at each flush, the reads whose
+//    Request was seen complete are told to the log as done, at the time
+//    Wait saw them (RequestState::waited_at). A call that writes (Rput,
+//    Raccumulate, Rget_accumulate with another op) completes only locally
+//    at its Wait and stays open until a flush, as MPI says.
 //  - Findings of this rank's own (two of its accesses to one target, not
 //    ordered by a flush) are told before the second access is issued.
 #include <algorithm>
@@ -43,12 +51,14 @@ class CheckingPath final : public DataPath {
   bool completes_in_call() const override { return inner_->completes_in_call(); }
   std::string ordering() const override { return inner_->ordering(); }
 
+  // An Rput's Wait completes it only locally (MPI): no request to note, it
+  // stays open until a flush.
   void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) override {
     watch(note(w, bytes, CallKind::Put, AccessKind::Write), origin, bytes, request);
     inner_->put(w, origin, bytes, request);
   }
   void get(const Where& w, void* result, std::size_t bytes, const RequestPtr& request) override {
-    note(w, bytes, CallKind::Get, AccessKind::Read);
+    note(w, bytes, CallKind::Get, AccessKind::Read, request);
     inner_->get(w, result, bytes, request);
   }
   void accumulate(const Where& w, const AtomicCall& call, const RequestPtr& request) override {
@@ -57,7 +67,9 @@ class CheckingPath final : public DataPath {
     a.function = call.function;
     a.dtype = call.dtype;
     a.op = call.op;
-    a = log_->record(a);
+    complete_waited();
+    a = log_->record(a, request && !a.writes());
+    await_request(a, request);
     log_->report();
     if (call.op != Op::NoOp) {
       watch(a, call.origin, a.hi - a.lo, request);
@@ -73,19 +85,19 @@ class CheckingPath final : public DataPath {
   }
   void get_pieces(const Where& w, std::byte* result, std::span<const Piece> pieces,
                   const RequestPtr& request) override {
-    for (const Piece& p : pieces) note(shifted(w, p.target), p.bytes, CallKind::Get, AccessKind::Read);
+    for (const Piece& p : pieces) note(shifted(w, p.target), p.bytes, CallKind::Get, AccessKind::Read, request);
     inner_->get_pieces(w, result, pieces, request);
   }
   void flush(int target) override {
     inner_->flush(target);
     verify(target);
-    log_->flushed(target);
+    tell_flushed(target);
     log_->report();
   }
   void flush_all() override {
     inner_->flush_all();
     verify(-1);
-    log_->flushed(-1);
+    tell_flushed(-1);
     log_->report();
   }
   // Local completion frees the origin buffers but orders nothing at the
@@ -93,6 +105,7 @@ class CheckingPath final : public DataPath {
   void flush_local(int target) override {
     target < 0 ? inner_->flush_all() : inner_->flush(target);
     verify(target);
+    complete_waited();
     log_->report();
   }
   void complete_when_drained(int target, const RequestPtr& request) override {
@@ -116,10 +129,55 @@ class CheckingPath final : public DataPath {
   }
   // Put and Get carry no dtype to the path: their bytes are what the
   // conflict rule needs (a put is never atomic with anything).
-  RaceAccess note(const Where& w, std::size_t bytes, CallKind call, AccessKind kind) {
-    RaceAccess a = log_->record(access(w, bytes, call, kind));
+  RaceAccess note(const Where& w, std::size_t bytes, CallKind call, AccessKind kind,
+                  const RequestPtr& request = nullptr) {
+    complete_waited();
+    const bool reads_only = kind == AccessKind::Read || kind == AccessKind::AtomicRead;
+    RaceAccess a = log_->record(access(w, bytes, call, kind), request && reads_only);
+    await_request(a, request);
     log_->report();
     return a;
+  }
+
+  // A read with a Request, until its Wait or a flush completes it.
+  struct Awaited {
+    // Shared: Python drops its Request as soon as Wait returns, before the
+    // next access looks here. Every epoch ends in a flush, which lets go.
+    RequestPtr request;
+    RaceAccess access;
+  };
+  void await_request(const RaceAccess& a, const RequestPtr& request) {
+    if (!a.request) return;
+    std::lock_guard lk(awaited_mutex_);
+    awaited_.push_back({request, a});
+  }
+  // Tells the log of the reads whose Request was seen complete, before the
+  // access about to be recorded is checked against them. Under
+  // awaited_mutex_ throughout, so an access recorded by another thread
+  // after this one took them out finds them already told.
+  void complete_waited() {
+    std::lock_guard lk(awaited_mutex_);
+    complete_waited_locked();
+  }
+  void complete_waited_locked() {
+    if (awaited_.empty()) return;
+    std::erase_if(awaited_, [&](const Awaited& x) {
+      const std::uint64_t when = x.request->waited_at.load(std::memory_order_acquire);
+      if (!when) return false;
+      log_->request_completed(x.access, when);
+      return true;
+    });
+  }
+  // A flush to `target` (every target when negative) returned: the reads
+  // already waited complete at their Wait's time, the rest at the flush's,
+  // and nothing there is awaited any more. One hold of awaited_mutex_, so
+  // a read another thread records meanwhile is either flushed here or
+  // still awaited after.
+  void tell_flushed(int target) {
+    std::lock_guard lk(awaited_mutex_);
+    complete_waited_locked();
+    log_->flushed(target);
+    std::erase_if(awaited_, [&](const Awaited& x) { return target < 0 || x.access.target == target; });
   }
 
   // An origin buffer that must not change until a flush completes its call.
@@ -159,6 +217,8 @@ class CheckingPath final : public DataPath {
   std::string name_, description_;
   std::mutex watched_mutex_;
   std::vector<Watched> watched_;
+  std::mutex awaited_mutex_;  // taken before the log's, never after
+  std::vector<Awaited> awaited_;
 };
 
 }  // namespace

@@ -7,9 +7,12 @@
 // of them sees the other (arm sees the count at 0 and reports "done", or the
 // completion sees kAwaited and rings the ready fd), never neither. The
 // error is written under `mutex` before the subtraction that releases it.
+// `waited_at` is written by Request::wait() (which Test calls once done) on
+// every request, unconditionally, and read only by the race checker.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -26,6 +29,14 @@ struct RequestState {
   std::string error;
   // Nasty mode holds operations back: Wait and Test release them first.
   std::function<void()> release_held;
+  // When Wait (or a Test that returned true) saw the operation complete, on
+  // the steady clock in ns; 0 before. From then on MPI lets the origin rely
+  // on a fetched result, so the race checker (paths/checking_path.cpp)
+  // counts a read with a Request as done at the target, and needs the time
+  // for its shared-lock intervals. A clock read and a store on every Wait
+  // rather than a hook, so a window that does not check races tests
+  // nothing for it.
+  std::atomic<std::uint64_t> waited_at{0};
 
   // Whether every transfer completed (the acquire side of complete()).
   bool done() const { return (pending.load(std::memory_order_acquire) & ~kAwaited) == 0; }

@@ -16,7 +16,7 @@ void AccessMap::split_at(std::uint64_t at) {
 
 void AccessMap::add(Segment& s, const RaceAccess& a) {
   for (RaceAccess& e : s.accesses)
-    if (e.origin == a.origin && e.kind == a.kind && e.dtype == a.dtype) {
+    if (e.origin == a.origin && e.kind == a.kind && e.dtype == a.dtype && e.request == a.request) {
       if (a.completed >= e.completed) e = a;
       return;
     }
@@ -41,6 +41,23 @@ void AccessMap::insert(const RaceAccess& a) {
     at = it->second.hi;
     ++it;
   }
+}
+
+std::optional<RaceAccess> AccessMap::take_request(std::uint32_t request, std::uint64_t lo, std::uint64_t hi) {
+  std::optional<RaceAccess> out;
+  auto it = segments_.upper_bound(lo);
+  if (it != segments_.begin()) --it;
+  while (it != segments_.end() && it->first < hi) {
+    auto& accesses = it->second.accesses;
+    auto gone = std::remove_if(accesses.begin(), accesses.end(), [&](const RaceAccess& e) {
+      if (e.request != request) return false;
+      out = e;  // the same access in each segment it covers
+      return true;
+    });
+    accesses.erase(gone, accesses.end());
+    it = accesses.empty() ? segments_.erase(it) : std::next(it);
+  }
+  return out;
 }
 
 }  // namespace onesided::detail

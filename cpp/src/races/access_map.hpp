@@ -5,8 +5,10 @@
 // inserting splits at most two segments.
 //
 // Invariants: segments never overlap and never are empty; a segment keeps
-// one access per (origin, kind, dtype), the latest completed, so a counter
-// hit a million times by two origins keeps two entries, not a million. The
+// one access per (origin, kind, dtype, request), the latest completed, so a
+// counter hit a million times by two origins keeps two entries, not a
+// million. An access awaiting its Request (RaceAccess::request) is kept on
+// its own, so taking it out at its Wait never takes an older one with it. The
 // first conflict found is enough to report: the checker names one pair per
 // range, not every pair.
 //
@@ -15,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "races/race_access.hpp"
@@ -38,6 +41,10 @@ class AccessMap {
   }
 
   void insert(const RaceAccess& a);
+  // Takes out the access awaiting request id `request`, which covers
+  // [lo, hi), from every segment it is in (a segment left empty goes too);
+  // nothing when it is not there (a flush took it first).
+  std::optional<RaceAccess> take_request(std::uint32_t request, std::uint64_t lo, std::uint64_t hi);
   // Every access kept, once per segment it covers.
   template <class F>
   void for_each(F&& f) const {

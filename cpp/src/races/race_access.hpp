@@ -32,6 +32,10 @@ struct RaceAccess {
   std::int32_t origin = 0;
   std::int32_t target = 0;
   std::uint32_t site = 0;        // the origin's call-site id (races/call_sites.hpp)
+  // Nonzero while the access is a read with a Request that has not been
+  // seen complete: the origin's id for it (RaceLog::record), so its Wait
+  // can complete this access and no other. Zero once flushed or waited.
+  std::uint32_t request = 0;
   AccessKind kind = AccessKind::Read;
   CallKind call = CallKind::Put;
   Function function = Function::Accumulate;  // when call is Accumulate

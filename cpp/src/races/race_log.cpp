@@ -42,7 +42,7 @@ RaceLog::RaceLog(WindowState& s, bool raise_errors)
       unflushed_(static_cast<std::size_t>(s.nranks)),
       kept_(static_cast<std::size_t>(s.nranks)) {}
 
-RaceAccess RaceLog::record(RaceAccess a) {
+RaceAccess RaceLog::record(RaceAccess a, bool awaits_request) {
   // The call site first, outside the lock: the hook may take the GIL.
   a.site = races::hooks().site();
   a.origin = s_.rank;
@@ -55,8 +55,28 @@ RaceAccess RaceLog::record(RaceAccess a) {
   if (const RaceAccess* e = unflushed_[t].find_conflict(a, [](const RaceAccess&, const RaceAccess&) { return true; })) {
     found_locked({*e, a});
   }
+  if (awaits_request) {
+    // Wraps after 4G requests: an id then repeats only if a request that
+    // old is still awaited, which a program would not outlive.
+    if (++last_request_ == 0) ++last_request_;
+    a.request = last_request_;
+  }
   unflushed_[t].insert(a);
   return a;
+}
+
+void RaceLog::request_completed(const RaceAccess& a, std::uint64_t when) {
+  std::lock_guard lk(mutex_);
+  const auto t = static_cast<std::size_t>(a.target);
+  if (auto done = unflushed_[t].take_request(a.request, a.lo, a.hi)) keep_locked(*done, when);
+}
+
+void RaceLog::keep_locked(RaceAccess a, std::uint64_t now) {
+  // Exclusive lock epochs are ordered by the lock: nothing to keep.
+  if (a.epoch == EpochKind::LockExclusive) return;
+  a.completed = now;
+  a.request = 0;  // complete: kept like any other (one per origin, kind, dtype)
+  kept_[static_cast<std::size_t>(a.target)].insert(a);
 }
 
 void RaceLog::buffer_changed(const RaceAccess& a) {
@@ -76,12 +96,7 @@ void RaceLog::flushed(int target) {
   std::lock_guard lk(mutex_);
   for (int t = 0; t < s_.nranks; ++t) {
     if (target >= 0 && t != target) continue;
-    // Exclusive lock epochs are ordered by the lock: nothing to keep.
-    unflushed_[t].for_each([&](RaceAccess a) {
-      if (a.epoch == EpochKind::LockExclusive) return;
-      a.completed = now;
-      kept_[t].insert(a);
-    });
+    unflushed_[t].for_each([&](const RaceAccess& a) { keep_locked(a, now); });
     unflushed_[t].clear();
   }
 }

@@ -6,8 +6,9 @@
 // Invariants:
 //  - Memory touched: none of the window's; its own maps, under mutex_.
 //  - As an origin: every access is checked against this rank's accesses to
-//    the same target not yet completed by a flush (put and get are
-//    unordered, so this catches a rank racing with itself), then kept
+//    the same target not yet completed by a flush, or, for a read with a
+//    Request, by its Wait (put and get are unordered, so this catches a
+//    rank racing with itself), then kept
 //    until its epoch ends: Fence (all of them, exchanged by one allgather
 //    over the window's group), Complete (Races messages to its target,
 //    answered before the Complete is sent), Unlock or Unlock_all of a shared lock (one Races message to
@@ -45,8 +46,15 @@ class RaceLog final : public EpochEvents {
   RaceLog(WindowState& s, bool raise_errors);
 
   // An access this rank is issuing as an origin (paths/checking_path.cpp);
-  // returns it as recorded (origin, call site, epoch filled in).
-  RaceAccess record(RaceAccess a);
+  // returns it as recorded (origin, call site, epoch filled in, and with
+  // `awaits_request` a request id of its own: see request_completed).
+  RaceAccess record(RaceAccess a, bool awaits_request = false);
+  // The Request of `a` (as record returned it) was seen complete by Wait
+  // or Test at `when` (steady clock, ns): a read whose data has reached the
+  // origin has happened at the target, so later accesses of this rank are
+  // ordered after it, as after a flush. Nothing if a flush or the epoch's
+  // end took it first.
+  void request_completed(const RaceAccess& a, std::uint64_t when);
   // The origin buffer of `a` changed between its call and its completion.
   void buffer_changed(const RaceAccess& a);
   // flush(target) returned (target < 0: every target).
@@ -72,6 +80,9 @@ class RaceLog final : public EpochEvents {
   };
   // The kept accesses to `target` (every target when negative), taken.
   std::vector<RaceAccess> take(int target);
+  // One of this rank's accesses completed at `now` (by a flush or its
+  // Request): kept to ship when the epoch ends.
+  void keep_locked(RaceAccess a, std::uint64_t now);
   // Accesses with their call sites' text, as one message's bytes.
   std::string encode(const std::vector<RaceAccess>& accesses, std::size_t from, std::size_t to);
   void decode_locked(int origin, const std::byte* p, std::size_t len, std::vector<RaceAccess>& out);
@@ -92,6 +103,7 @@ class RaceLog final : public EpochEvents {
   std::vector<EpochKind> epoch_;                  // per target: the epoch this rank's accesses are in
   std::vector<AccessMap> unflushed_;              // per target: this rank's accesses since its last flush
   std::vector<AccessMap> kept_;                   // per target: flushed, to ship when the epoch ends
+  std::uint32_t last_request_ = 0;                // the last request id given (never 0)
   AccessMap active_, passive_;                    // as a target: Fence/PSCW, shared-lock accesses
   std::map<std::pair<int, std::uint32_t>, std::string> sites_;  // (rank, site) -> "file:line"
   std::vector<Finding> findings_;

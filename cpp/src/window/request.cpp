@@ -9,6 +9,8 @@
 #include "paths/request_state.hpp"
 #include "peers/peer_watch.hpp"
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 
 namespace onesided {
@@ -34,6 +36,10 @@ void Request::wait() {
     std::lock_guard lk(s.mutex);
     raise(ErrorCategory::Transport, "the operation failed: " + s.error);
   }
+  // Seen complete: from here on the race checker may count it as ordering.
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  s.waited_at.store(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()),
+                    std::memory_order_release);
 }
 
 bool Request::test() {
