@@ -16,6 +16,9 @@
 #                                    their own daemons with their own keys and ports
 #     libpmix2                       PMIx, loaded at run time by onesided's PMI bootstrap
 #                                    when a launcher offers PMIx (srun --mpi=pmix, Open MPI)
+#     libpmix-dev                    only for its unversioned libpmix.so: Slurm's mpi/pmix
+#                                    plugin dlopens pmix2/lib/libpmix.so, and without it
+#                                    srun --mpi=pmix fails ("can not load PMIx library")
 #     python3-venv python3-dev       only when the python3 in use lacks venv or headers
 #
 #   tools/setup-debian.sh openmpi    only for `make bench-openmpi`, never demo or test:
@@ -29,7 +32,7 @@ set -euo pipefail
 case ${1:-} in
   "")
     packages=(libfabric-dev libfabric-bin libgtest-dev mpich libmpich-dev g++ pkg-config make iproute2
-              munge slurmctld slurmd slurm-client libpmix2)
+              munge slurmctld slurmd slurm-client libpmix2 libpmix-dev)
     python=${PYTHON:-python3}
     if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
       packages+=(python3-venv)

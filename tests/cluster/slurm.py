@@ -123,7 +123,7 @@ class SlurmCluster(UpDown):
             "ReturnToService=2",
             "SlurmctldTimeout=30",
             "SlurmdTimeout=30",
-            "MessageTimeout=10",
+            "MessageTimeout=30",  # a task launch on a loaded 2-core machine took over 10 s once (measured)
             "KillWait=2",  # scancel: SIGKILL follows SIGTERM after 2 s
             "InactiveLimit=0",
             "SlurmctldDebug=info",
