@@ -15,7 +15,8 @@ each. Launchers:
   ``python -m mpi4py``; it measures onesided (over mpi4py's COMM_WORLD) and
   MPI.Win in the same job, taking turns;
 * srun: a real Slurm over hosts of its own (tests/cluster/slurm.py: munged,
-  slurmctld, one slurmd per host), ``srun --mpi=pmi2 -N hosts -n P``, the
+  slurmctld, one slurmd per host), ``srun --mpi=pmi2 -N hosts -n P
+  --ntasks-per-node=P/hosts``, the
   job started by ``python -m mpi4py``; onesided and MPI.Win as under
   mpiexec (MPICH reads srun's PMI).
 
@@ -61,8 +62,12 @@ def placement(hosts: list[str], ranks: int) -> list[tuple[str, int]]:
 def command(launcher: str, sim: SimulatedHosts, ranks: int, out: Path, timeout: int, hosts: int = 0) -> list[str]:
     """The job's command line; for srun, ``hosts`` is the cluster's node count."""
     if launcher == "srun":
-        nodes = len(placement([str(i) for i in range(hosts)], ranks))
-        return ["srun", "--mpi=pmi2", "-N", str(nodes), "-n", str(ranks), f"--time={timeout // 60 + 1}",
+        spread = placement([str(i) for i in range(hosts)], ranks)
+        # The same layout as the other launchers': without --ntasks-per-node
+        # Slurm fills the first node (each has max(ranks) CPUs here) and puts
+        # one task on each other (32 ranks: 25 on one node, measured).
+        return ["srun", "--mpi=pmi2", "-N", str(len(spread)), "-n", str(ranks),
+                f"--ntasks-per-node={spread[0][1]}", f"--time={timeout // 60 + 1}",
                 "--quit-on-interrupt", "--kill-on-bad-exit=1", sys.executable, "-m", "mpi4py", *JOB,
                 "--json", str(out), "--label", "srun", "--libs", "onesided,mpi"]
     spread = placement([h.address for h in sim.hosts], ranks)
