@@ -148,6 +148,7 @@ class CheckingPath final : public DataPath {
   };
   void await_request(const RaceAccess& a, const RequestPtr& request) {
     if (!a.request) return;
+    request->stamp_wait.store(true, std::memory_order_relaxed);  // before the call is issued, so before its Wait
     std::lock_guard lk(awaited_mutex_);
     awaited_.push_back({request, a});
   }

@@ -7,8 +7,9 @@
 // of them sees the other (arm sees the count at 0 and reports "done", or the
 // completion sees kAwaited and rings the ready fd), never neither. The
 // error is written under `mutex` before the subtraction that releases it.
-// `waited_at` is written by Request::wait() (which Test calls once done) on
-// every request, unconditionally, and read only by the race checker.
+// `waited_at` is written by Request::wait() (which Test calls once done)
+// only on requests the race checker awaits (`stamp_wait`, set by the
+// checking path before the call is issued), and read only by it.
 #pragma once
 
 #include <atomic>
@@ -33,10 +34,11 @@ struct RequestState {
   // the steady clock in ns; 0 before. From then on MPI lets the origin rely
   // on a fetched result, so the race checker (paths/checking_path.cpp)
   // counts a read with a Request as done at the target, and needs the time
-  // for its shared-lock intervals. A clock read and a store on every Wait
-  // rather than a hook, so a window that does not check races tests
-  // nothing for it.
+  // for its shared-lock intervals. Only requests with `stamp_wait` are
+  // stamped: a window that does not check races pays one predictable
+  // branch per Wait, not a clock read.
   std::atomic<std::uint64_t> waited_at{0};
+  std::atomic<bool> stamp_wait{false};
 
   // Whether every transfer completed (the acquire side of complete()).
   bool done() const { return (pending.load(std::memory_order_acquire) & ~kAwaited) == 0; }

@@ -37,9 +37,11 @@ void Request::wait() {
     raise(ErrorCategory::Transport, "the operation failed: " + s.error);
   }
   // Seen complete: from here on the race checker may count it as ordering.
-  const auto now = std::chrono::steady_clock::now().time_since_epoch();
-  s.waited_at.store(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()),
-                    std::memory_order_release);
+  if (s.stamp_wait.load(std::memory_order_relaxed)) {
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    s.waited_at.store(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()),
+                      std::memory_order_release);
+  }
 }
 
 bool Request::test() {
