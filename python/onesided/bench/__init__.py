@@ -110,6 +110,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="fewer iterations and sizes (the demo, < 60 s)")
     parser.add_argument("--iters", type=int, default=None, help="latency: ops per repetition (default 2000, quick 300)")
     parser.add_argument("--reps", type=int, default=None, help="repetitions per figure (default 15, quick 5)")
+    parser.add_argument("--only", metavar="FIGURES", default=None,
+                        help="comma-separated 2-rank figures to run (latency, epochs, bandwidth, rate, columns, "
+                             "notified, paths); default: all")
     parser.add_argument("--contended", action="store_true",
                         help="only the contended-counter table, for this job's number of ranks")
     parser.add_argument("--windows", action="store_true",
@@ -215,8 +218,13 @@ def main(argv: list[str] | None = None) -> int:
 
     status = 0
     results: dict[str, Any] = {}
+    only = None if args.only is None else set(args.only.split(","))
+    unknown = (only or set()) - {f.key for f in figures()}
+    if unknown:
+        say(f"--only: no figure {', '.join(sorted(unknown))}; the figures: {', '.join(f.key for f in figures())}")
+        return 2
     for figure in figures():
-        if figure.full_only and settings.quick:
+        if (figure.full_only and settings.quick and not only) or (only and figure.key not in only):
             continue
         calibration = pingpong(comm, MPI, settings)
         res = figure.measure(comm, MPI, onesided, settings, progress)
