@@ -16,6 +16,10 @@ On 2 ranks it prints, as markdown tables with the ratio onesided / MPI.Win:
    Allocate and Create windows beside ``MPI.Win.Allocate``/``Create``;
 2. put and get bandwidth from 8 B to 4 MiB (64 ops then one Flush, as OSU's
    put_bw), with a single-process memcpy column for reference;
+2b, 2c. (full mode, or ``--only kinds``) put and get bandwidth from 8 B to
+   64 MiB on every window kind (Allocate, Create, Allocate_shared,
+   Create_dynamic) beside ``MPI.Win`` of the same kind and a single-core
+   memcpy, in one run;
 3. message rate: 8-byte puts and accumulates, 256 per Flush;
 3b. column exchange (a halo's strided put of one column): onesided's
    strided put beside copy-to-contiguous + put and beside ``MPI.Win`` with
@@ -90,6 +94,7 @@ def figures() -> list[Figure]:
     under its calibration line. A new figure is one entry here."""
     from . import _figures as fig
     from ._columns import column_exchange, column_exchange_text
+    from ._kinds import kinds_bandwidth, kinds_bandwidth_text
     from ._notify import notified_put, notified_put_text
     from ._paths import paths, paths_text
 
@@ -97,6 +102,7 @@ def figures() -> list[Figure]:
         Figure("latency", fig.latency, fig.latency_text, fig.latency_summary),
         Figure("epochs", fig.epoch_latency, fig.epoch_latency_text, fig.epoch_latency_summary),
         Figure("bandwidth", fig.bandwidth, fig.bandwidth_text),
+        Figure("kinds", kinds_bandwidth, kinds_bandwidth_text, full_only=True),
         Figure("rate", fig.message_rate, fig.message_rate_text, fig.message_rate_summary),
         Figure("columns", column_exchange, column_exchange_text),
         Figure("notified", notified_put, notified_put_text),
@@ -111,8 +117,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--iters", type=int, default=None, help="latency: ops per repetition (default 2000, quick 300)")
     parser.add_argument("--reps", type=int, default=None, help="repetitions per figure (default 15, quick 5)")
     parser.add_argument("--only", metavar="FIGURES", default=None,
-                        help="comma-separated 2-rank figures to run (latency, epochs, bandwidth, rate, columns, "
-                             "notified, paths); default: all")
+                        help="comma-separated 2-rank figures to run (latency, epochs, bandwidth, kinds, rate, "
+                             "columns, notified, paths); default: all")
     parser.add_argument("--contended", action="store_true",
                         help="only the contended-counter table, for this job's number of ranks")
     parser.add_argument("--windows", action="store_true",
