@@ -9,13 +9,13 @@ fresh numpy array), Allocate_shared and Create_dynamic (one attached array,
 addressed by ``Get_address``). One kind of window exists at a time, so the
 largest size costs four windows of 64 MiB, not sixteen. ``memcpy`` is
 ``np.copyto`` of the same size within rank 0, between the same two
-buffers, measured between the windows' turns: the limit a put on the
-shared-memory path (a copy by the origin's core) can reach.
+buffers, taking its turn with the windows in every repetition: the limit a
+put on the shared-memory path (a copy by the origin's core) can reach.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -74,14 +74,15 @@ def kinds_bandwidth(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: P
             for lib, (win, disp, _) in made.items():
                 entries.append((f"put {lib}", win, lib == "MPI.Win", (win.Put, (o, 1, disp))))
                 entries.append((f"get {lib}", win, lib == "MPI.Win", (win.Get, (d, 1, disp))))
+            entries.append(("memcpy", None, False, (np.copyto, (d, o))))
             batch, batches = _batch(size), _batches(s, size)
-            measure: Callable[[Any, Any], float] = lambda call, win: batch_seconds(call, win.Flush, 1, batch, batches)
+
+            def measure(call: Any, win: Any, batch: int = batch, batches: int = batches) -> float:
+                return batch_seconds(call, win.Flush if win is not None else None, 1, batch, batches)
+
             got = _interleaved(comm, entries, s.reps, measure)
             if comm.rank == 0:
-                row = {key: sec.map(lambda x: size * batch / x / 1e9) for key, sec in got.items()}
-                copies = [batch_seconds((np.copyto, (d, o)), None, 0, batch, batches) for _ in range(s.reps)]
-                row["memcpy"] = Spread.of(copies).map(lambda x: size * batch / x / 1e9)
-                out[(kind, size)] = row
+                out[(kind, size)] = {key: sec.map(lambda x: size * batch / x / 1e9) for key, sec in got.items()}
             _check(comm, made["onesided"], size)
         for win, _, _ in made.values():
             win.Free()
@@ -106,7 +107,7 @@ def kinds_bandwidth_text(res: dict[str, Any], s: Settings, peer: str = "") -> st
     for number, op in (("2b", "put"), ("2c", "get")):
         rows = []
         for size in res["sizes"]:
-            memcpy = res["rows"][("Allocate", size)]["memcpy"]
+            memcpy = res["rows"][("Allocate", size)]["memcpy"]  # measured beside the Allocate windows
             row = [fmt_size(size), fmt_num(memcpy)]
             for kind in KINDS:
                 f = res["rows"][(kind, size)]
