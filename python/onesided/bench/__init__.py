@@ -5,6 +5,7 @@ Run under MPI; the same communicator serves both libraries::
     mpiexec -n 2 python -m onesided.bench [--quick] [--all] [--plot DIR]
     mpiexec -n N python -m onesided.bench --contended [--quick]     # N = 2, 4, 8
     mpiexec -n 2 python -m onesided.bench --windows [--quick]
+    mpiexec -n N python -m onesided.bench --creation [--quick]      # N = 2, 4, 8, 16
 
 On 2 ranks it prints, as markdown tables with the ratio onesided / MPI.Win:
 
@@ -43,6 +44,13 @@ kind (onesided and MPI.Win, Allocate and Create) made, used lightly and
 freed, with what each window costs in time and holds in the process
 (threads, descriptors, /dev/shm files, resident memory); ``make
 bench-windows`` runs it beside each peer.
+
+``--creation`` runs only figure 7 (``_creation.py``): the job's first
+window, then windows of each kind (Allocate, Create, Allocate_shared,
+Create_dynamic) made and freed one after another, onesided and MPI.Win
+taking turns on the same communicator, each call's slowest rank; ``make
+bench-creation`` runs it on 2, 4, 8 and 16 ranks beside each peer and
+prints the table across rank counts (``creation.py``).
 
 Rank 0 is the origin and rank 1 the passive target, and each library gets
 the target behaviour it needs at its best: for MPI.Win the target waits
@@ -123,6 +131,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="only the contended-counter table, for this job's number of ranks")
     parser.add_argument("--windows", action="store_true",
                         help="only the many-windows tables (100 windows of each kind, used lightly)")
+    parser.add_argument("--creation", action="store_true",
+                        help="only the window-creation table (first window, later windows, Free), any number of ranks")
     parser.add_argument("--all", action="store_true",
                         help="also the contended-counter table for 2 ranks (other sizes need their own jobs)")
     parser.add_argument("--plot", metavar="DIR", default=None,
@@ -203,6 +213,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.json and rank0:
             run.write(args.json)
         return status
+
+    if args.creation:
+        # First: the figure times the job's first window.
+        return finish(_creation(comm, MPI, onesided, settings, progress, say, run))
 
     if args.contended or args.windows:
         if args.plot:
@@ -291,4 +305,25 @@ def _many_windows(comm: Any, MPI: Any, onesided: Any, settings: Settings, progre
         if not ok:
             say("many windows: MISMATCH, the counters do not add up to the epochs issued")
     ok = comm.bcast(ok, root=0)
+    return 0 if ok else 1
+
+
+def _creation(comm: Any, MPI: Any, onesided: Any, settings: Settings, progress: Progress, say: Any,
+              run: _Run) -> int:
+    from ._calibration import pingpong, with_calibration
+    from ._creation import creation, creation_ok, creation_summary, creation_text
+    from ._figures import mpi_peer
+
+    calibration = pingpong(comm, MPI, settings)
+    res = creation(comm, MPI, onesided, settings, progress)
+    ok = True
+    if comm.rank == 0:
+        text = creation_text(res, settings, mpi_peer(MPI))
+        say(with_calibration(text, calibration))
+        run.add(text.partition("\n")[0].removeprefix("### "), calibration, creation_summary(res))
+        ok = creation_ok(res)
+        if not ok:
+            say("creation: onesided failed to make a kind of window")
+    ok = comm.bcast(ok, root=0)
+    progress("done")
     return 0 if ok else 1
