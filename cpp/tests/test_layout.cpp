@@ -155,6 +155,14 @@ TEST(Layout, NestVisitsWhatPiecesVisit) {
       ++nests;
       n->for_each_chunk(nested);
       ASSERT_EQ(nested.seen, walked.seen) << "case " << i;
+      // copy_nest moves each element of a to its partner in b, and only those.
+      std::vector<std::int32_t> from(16384), to(16384, -1), expected(16384, -1);
+      std::iota(from.begin(), from.end(), 0);
+      constexpr std::int64_t kMid = 8192 * 4;  // bytes: room for negative offsets
+      for (const auto& [x, y] : walked.seen) expected[static_cast<std::size_t>((kMid + y) / 4)] = from[static_cast<std::size_t>((kMid + x) / 4)];
+      detail::copy_nest(reinterpret_cast<std::byte*>(to.data()) + kMid,
+                        reinterpret_cast<const std::byte*>(from.data()) + kMid, *n, 1, 0);
+      ASSERT_EQ(to, expected) << "case " << i;
     }
     Pairs<3> walked3{4, {}}, nested3{4, {}};
     detail::Pieces<3>({&a, nullptr, &c}).for_each(walked3);
