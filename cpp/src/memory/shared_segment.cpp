@@ -37,7 +37,7 @@ std::shared_ptr<SharedSegment> SharedSegment::create(Bootstrap& group, std::size
     // Every rank computes the same layout from the same data, so an
     // overflow raises at every rank alike.
     if (noncontig) total = checked_round_up(total, page, "shared window layout");
-    seg->offsets_.push_back(total);
+    seg->keys_.push_back(total);
     seg->sizes_.push_back(sz);
     total = checked_add(total, sz, "shared window layout");
   }
@@ -77,11 +77,13 @@ std::shared_ptr<SharedSegment> SharedSegment::create(Bootstrap& group, std::size
     if (!all[r].empty())
       raise(ErrorCategory::Transport, "Allocate_shared: rank " + std::to_string(r) +
                                           " could not map the shared memory (" + all[r] + ")");
+  for (int r = 0; r < n; ++r) seg->bases_.push_back(seg->map_ + seg->keys_[r]);
   return seg;
 }
 
 SharedSegment::~SharedSegment() {
   if (map_) ::munmap(map_, mapped_);
+  for (const auto& [p, bytes] : peer_maps_) ::munmap(p, bytes);
 }
 
 }  // namespace onesided::detail

@@ -1,7 +1,10 @@
 // The memory of an Allocate_shared window: one POSIX shared-memory object
 // mapped by every rank of the group (all on one host), holding each rank's
 // segment, so that every rank can load and store every other rank's
-// segment directly (Shared_query).
+// segment directly (Shared_query). Or, joined (joined_segment.cpp), the
+// same for a Create window over Alloc_mem memory: a control mapping made
+// for the window, and each rank's segment in its own Alloc_mem block,
+// which every other rank maps.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "memory/allocated_blocks.hpp"
 #include "onesided/bootstrap.hpp"
 
 namespace onesided::detail {
@@ -23,21 +27,37 @@ class SharedSegment {
   // page-aligned, before every segment) are for onesided's own use.
   static std::shared_ptr<SharedSegment> create(Bootstrap& group, std::size_t size, bool noncontig,
                                                std::size_t control = 0);
+  // Collective over `group`, every rank on one host: a `control`-byte
+  // mapping made for the window, plus each rank's `size` bytes where
+  // `place` says they lie in its Alloc_mem block (this rank's own at
+  // `base`), which every other rank maps. Returns null at every rank alike
+  // when a rank's memory is in no block (`place` null with `size` > 0) or
+  // a rank cannot map a peer's block; raises as create() does when the
+  // control mapping cannot be made.
+  static std::shared_ptr<SharedSegment> join(Bootstrap& group, std::byte* base, std::size_t size,
+                                             const BlockPlace* place, std::size_t control);
   ~SharedSegment();
   SharedSegment(const SharedSegment&) = delete;
   SharedSegment& operator=(const SharedSegment&) = delete;
 
-  std::byte* base(int rank) const { return map_ + offsets_[rank]; }
+  std::byte* base(int rank) const { return bases_[rank]; }
   std::size_t size(int rank) const { return sizes_[rank]; }
   std::byte* control() const { return map_; }
-  // Offset of `p` (inside the mapping) from its start: the same in every process.
-  std::uint64_t offset_of(const std::byte* p) const { return static_cast<std::uint64_t>(p - map_); }
+  // A number for `p`, inside `rank`'s segment, that is the same in every
+  // process (the CPU atomics' stripe choice): its offset in the one
+  // mapping, or, joined, in the rank's block plus rank * 2^40.
+  std::uint64_t offset_of(int rank, const std::byte* p) const {
+    return keys_[rank] + static_cast<std::uint64_t>(p - bases_[rank]);
+  }
 
  private:
   SharedSegment() = default;
   std::byte* map_ = nullptr;
   std::size_t mapped_ = 0;
-  std::vector<std::size_t> offsets_, sizes_;
+  std::vector<std::byte*> bases_;
+  std::vector<std::size_t> sizes_;
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::pair<std::byte*, std::size_t>> peer_maps_;  // joined: the peers' blocks, mapped here
 };
 
 }  // namespace onesided::detail

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "atomics/cpu_atomics.hpp"
+#include "memory/allocated_blocks.hpp"
 #include "memory/checked.hpp"
 #include "memory/cross_memory.hpp"
 #include "memory/host_identity.hpp"
@@ -332,6 +333,7 @@ void Window::Impl::release() {
   if (s.endpoint && s.id) s.endpoint->detach(s.id);
   window_lock.reset();
   s.region.reset();
+  s.exposed_block.reset();  // Free_mem of the block may go ahead
   if (addressing) addressing->release();
 }
 
@@ -348,8 +350,22 @@ std::unique_ptr<Window> Window::create(void* base, std::size_t size, int disp_un
     if (size > 0 && base == nullptr) raise(ErrorCategory::Argument, "window memory is null but its size is " + std::to_string(size));
   });
   const Agreed a = agree_on(*group, local, config, flavor);
-  return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
-      config, std::move(group), flavor, base, size, disp_unit, nullptr, nullptr, a.same_host, false)));
+  // Memory from Alloc_mem at every rank, on one host: the ranks map each
+  // other's blocks and take the shared-memory path, as Allocate does.
+  // The window holds its block on any path, so Free_mem of it raises
+  // until the window is freed.
+  std::optional<BlockUse> block;
+  if (size > 0 && flavor == Flavor::Create) block = use_allocated(base, size);
+  std::shared_ptr<SharedSegment> joined;
+  if (a.shared_memory && flavor == Flavor::Create) {
+    joined = SharedSegment::join(*group, static_cast<std::byte*>(base), size, block ? &block->place : nullptr,
+                                 control_bytes(group->size(), config.notifications));
+  }
+  const bool shared_path = joined != nullptr;
+  auto impl = std::make_unique<Impl>(config, std::move(group), flavor, base, size, disp_unit, nullptr,
+                                     std::move(joined), a.same_host, shared_path);
+  if (block) impl->s.exposed_block = std::move(block->use);
+  return std::unique_ptr<Window>(new Window(std::move(impl)));
 }
 
 std::unique_ptr<Window> Window::allocate(std::size_t size, int disp_unit, const Info& info,
