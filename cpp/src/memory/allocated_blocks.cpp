@@ -97,6 +97,13 @@ struct AllocatedAccess {
   static AllocatedMemory::Impl& of(AllocatedMemory& m) { return *m.impl_; }
 };
 
+std::string place_text(std::size_t size, const BlockPlace* place) {
+  if (size == 0) return "0";
+  if (!place) return "-";
+  return std::to_string(place->block_bytes) + " " + std::to_string(place->offset) + " " + std::to_string(size) +
+         " " + place->file.text();
+}
+
 std::optional<BlockUse> use_allocated(const void* base, std::size_t len) {
   const auto at = reinterpret_cast<std::uintptr_t>(base);
   Table& t = table();

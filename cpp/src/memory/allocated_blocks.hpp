@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "memory/memory_file.hpp"
 
@@ -28,6 +29,11 @@ struct BlockUse {
   BlockPlace place;
   std::shared_ptr<void> use;  // the window's hold on the block
 };
+
+// A rank's place as the others learn it at a Create window's creation:
+// "0" for no memory, "-" for memory in no block, else the block's mapped
+// size, the window's offset and size in it, and the file's address.
+std::string place_text(std::size_t size, const BlockPlace* place);
 
 // The unfreed block that holds all of [base, base + len) (len >= 1), with
 // a use of it; nullopt when none does.

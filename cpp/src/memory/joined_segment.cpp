@@ -6,9 +6,9 @@
 //
 // Invariants:
 //  - The decision is the group's: every rank learns every rank's place
-//    (one allgather) and whether every rank mapped every block (another),
-//    and each answers the same from the same data; a rank never takes the
-//    path alone.
+//    (in the creation's first agreement, window/create.cpp) and whether
+//    every rank mapped every block (one allgather here), and each answers
+//    the same from the same data; a rank never takes the path alone.
 //  - A peer's block is mapped whole from file offset 0, so the window's
 //    memory has the same address modulo the page size in every process:
 //    an element's alignment, and so the CPU atomics' choice between a
@@ -25,23 +25,10 @@
 #include "onesided/error.hpp"
 
 namespace onesided::detail {
-namespace {
 
-// A rank's memory as the others learn it: "-" when it lies in no block,
-// "0" when it is empty, else the block's address, mapped size and offset.
-std::string place_text(std::size_t size, const BlockPlace* place) {
-  if (size == 0) return "0";
-  if (!place) return "-";
-  return std::to_string(place->block_bytes) + " " + std::to_string(place->offset) + " " + std::to_string(size) +
-         " " + place->file.text();
-}
-
-}  // namespace
-
-std::shared_ptr<SharedSegment> SharedSegment::join(Bootstrap& group, std::byte* base, std::size_t size,
-                                                   const BlockPlace* place, std::size_t control) {
+std::shared_ptr<SharedSegment> SharedSegment::join(Bootstrap& group, std::byte* base,
+                                                   const std::vector<std::string>& all, std::size_t control) {
   const int n = group.size(), me = group.rank();
-  const auto all = group.allgather(place_text(size, place));
   for (const auto& a : all)
     if (a == "-") return nullptr;
   auto seg = create(group, 0, false, control);

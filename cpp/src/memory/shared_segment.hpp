@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "memory/allocated_blocks.hpp"
@@ -28,14 +29,14 @@ class SharedSegment {
   static std::shared_ptr<SharedSegment> create(Bootstrap& group, std::size_t size, bool noncontig,
                                                std::size_t control = 0);
   // Collective over `group`, every rank on one host: a `control`-byte
-  // mapping made for the window, plus each rank's `size` bytes where
-  // `place` says they lie in its Alloc_mem block (this rank's own at
-  // `base`), which every other rank maps. Returns null at every rank alike
-  // when a rank's memory is in no block (`place` null with `size` > 0) or
-  // a rank cannot map a peer's block; raises as create() does when the
-  // control mapping cannot be made.
-  static std::shared_ptr<SharedSegment> join(Bootstrap& group, std::byte* base, std::size_t size,
-                                             const BlockPlace* place, std::size_t control);
+  // mapping made for the window, plus each rank's memory where `places`
+  // (every rank's place_text, the same at every rank) says it lies in its
+  // Alloc_mem block (this rank's own at `base`), which every other rank
+  // maps. Returns null at every rank alike when a rank's memory is in no
+  // block or a rank cannot map a peer's block; raises as create() does
+  // when the control mapping cannot be made.
+  static std::shared_ptr<SharedSegment> join(Bootstrap& group, std::byte* base,
+                                             const std::vector<std::string>& places, std::size_t control);
   ~SharedSegment();
   SharedSegment(const SharedSegment&) = delete;
   SharedSegment& operator=(const SharedSegment&) = delete;

@@ -56,6 +56,7 @@ std::atomic<std::uint64_t>* notify_words(const SharedSegment& segment, int nrank
 struct Agreed {
   bool same_host = true;      // every rank of the group on this host
   bool shared_memory = true;  // ... and every rank may take the shared-memory path
+  std::vector<std::string> places;  // Create: where each rank's memory lies in an Alloc_mem block
 };
 
 // Collective, the first step of every creation (agreement.hpp): each rank's
@@ -64,13 +65,20 @@ struct Agreed {
 // the hostname) and whether it may take the shared-memory path: none asks
 // for a network provider (explicitly or through FI_PROVIDER), for software
 // atomics, or to keep off shared memory. Every rank decides from the same data.
-Agreed agree_on(Bootstrap& group, const std::optional<Error>& local, const Config& config, Flavor flavor) {
+// `place` (Create) rides along: where this rank's memory lies in an
+// Alloc_mem block (memory/allocated_blocks.hpp), so recognising it costs
+// no round of its own.
+Agreed agree_on(Bootstrap& group, const std::optional<Error>& local, const Config& config, Flavor flavor,
+                const std::string& place = "") {
   const bool wants = !config.wants_network() && config.software_only.empty() && config.shared_memory;
-  const auto all = agree(group, local, local ? "" : config.agreed(flavor), std::string(wants ? "1" : "0") + host_key());
+  const auto all = agree(group, local, local ? "" : config.agreed(flavor),
+                         std::string(wants ? "1" : "0") + host_key() + "\n" + place);
   Agreed a;
+  const auto host = [](const std::string& x) { return x.substr(1, x.find('\n') - 1); };
   for (const auto& x : all) {
-    a.same_host = a.same_host && x.substr(1) == all[0].substr(1);
+    a.same_host = a.same_host && host(x) == host(all[0]);
     a.shared_memory = a.shared_memory && x[0] == '1';
+    a.places.push_back(x.substr(x.find('\n') + 1));
   }
   a.shared_memory = a.shared_memory && a.same_host;
   return a;
@@ -349,18 +357,17 @@ std::unique_ptr<Window> Window::create(void* base, std::size_t size, int disp_un
     check_size(size);
     if (size > 0 && base == nullptr) raise(ErrorCategory::Argument, "window memory is null but its size is " + std::to_string(size));
   });
-  const Agreed a = agree_on(*group, local, config, flavor);
+  // The window holds its block on any path, so Free_mem of it raises
+  // until the window is freed (a failed creation lets it go).
+  std::optional<BlockUse> block;
+  if (!local && size > 0 && flavor == Flavor::Create) block = use_allocated(base, size);
+  const Agreed a = agree_on(*group, local, config, flavor, place_text(size, block ? &block->place : nullptr));
   // Memory from Alloc_mem at every rank, on one host: the ranks map each
   // other's blocks and take the shared-memory path, as Allocate does.
-  // The window holds its block on any path, so Free_mem of it raises
-  // until the window is freed.
-  std::optional<BlockUse> block;
-  if (size > 0 && flavor == Flavor::Create) block = use_allocated(base, size);
   std::shared_ptr<SharedSegment> joined;
-  if (a.shared_memory && flavor == Flavor::Create) {
-    joined = SharedSegment::join(*group, static_cast<std::byte*>(base), size, block ? &block->place : nullptr,
+  if (a.shared_memory && flavor == Flavor::Create)
+    joined = SharedSegment::join(*group, static_cast<std::byte*>(base), a.places,
                                  control_bytes(group->size(), config.notifications));
-  }
   const bool shared_path = joined != nullptr;
   auto impl = std::make_unique<Impl>(config, std::move(group), flavor, base, size, disp_unit, nullptr,
                                      std::move(joined), a.same_host, shared_path);
