@@ -127,3 +127,20 @@ def test_sigkill_leaves_nothing_in_dev_shm() -> None:
     new = set(os.listdir("/dev/shm")) - before
     left = {n for n in new if (pid in n and not n.startswith(f"{pid}:")) or "onesided" in n or "alloc" in n}
     assert not left, left
+
+
+def test_names_and_parameters_are_mpi4pys() -> None:
+    """Code written for MPI.Alloc_mem / MPI.Free_mem calls onesided's the
+    same way: the same parameter names, in order, with info optional."""
+    import inspect
+
+    from mpi4py import MPI
+
+    for name in ("Alloc_mem", "Free_mem"):
+        ours = inspect.signature(getattr(onesided, name)).parameters
+        theirs = inspect.signature(getattr(MPI, name)).parameters
+        assert list(ours) == list(theirs), (name, list(ours), list(theirs))
+        assert [p.default is inspect.Parameter.empty for p in ours.values()] == \
+               [p.default is inspect.Parameter.empty for p in theirs.values()], name
+    mem = onesided.Alloc_mem(size=8, info=MPI.INFO_NULL)
+    onesided.Free_mem(mem=mem)

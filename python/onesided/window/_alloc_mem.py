@@ -14,9 +14,10 @@ memory is not from ``Alloc_mem``, every rank takes the cross-memory path.
 
 ``Free_mem(mem)`` of memory a live window still exposes raises
 :class:`onesided.ArgumentError` and frees nothing: MPI requires a window's
-memory to stay allocated until the window is freed. Views that outlive
-``Free_mem`` stay valid (the mapping goes with the last of them), where
-mpi4py's would point into freed memory.
+memory to stay allocated until the window is freed. The buffer and views
+that outlive ``Free_mem`` stay valid and keep their length (the mapping
+goes with the last of them), where mpi4py's buffer drops to length 0 and
+numpy views of it point into freed memory.
 """
 
 from __future__ import annotations
