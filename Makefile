@@ -10,7 +10,9 @@
 #               them (never part of demo or test)
 #   make bench-scale    the contended counter on 2, 4 and 8 ranks beside the
 #               same peers, one table across rank counts; make bench-windows
-#               100 windows used lightly beside them (never part of demo or test)
+#               100 windows used lightly beside them; make bench-creation the
+#               first window of a job, later windows and Free of every kind on
+#               2, 4, 8 and 16 ranks beside them (never part of demo or test)
 #   make bench-scale-hosts  2 to 64 ranks over 8 simulated hosts under the
 #               launcher and mpiexec (onesided beside MPICH's MPI.Win): creation,
 #               Free, Fence, counter, memory, descriptors, growth fitted (root)
@@ -32,7 +34,7 @@ MPICH_MPIEXEC = $(or $(firstword $(shell command -v mpiexec.mpich mpiexec)),mpie
 MPICH_MPICC = $(or $(firstword $(shell command -v mpicc.mpich mpicc)),mpicc.mpich)
 
 .PHONY: demo test setup build wheel mpi4py-tests cpp-test cpp-example py-test bench bench-openmpi bench-peers \
-	bench-scale bench-windows bench-scale-hosts clean \
+	bench-scale bench-windows bench-creation bench-scale-hosts clean \
 	sanitize cpp-asan cpp-tsan py-asan
 
 demo: build
@@ -267,12 +269,17 @@ bench-peers: $(STAMPS)/peer-site $(STAMPS)/venv-mpich5 $(STAMPS)/venv-openmpi5
 #                  then the table across rank counts ($(SCALE_OUT)/scale.md)
 #   bench-windows  figure 6, 100 windows of each kind used lightly, on 2
 #                  ranks, then the table across peers ($(WINDOWS_OUT)/peers.md)
+#   bench-creation figure 7, window creation and Free (the job's first
+#                  window, then each kind's), on $(CREATION_RANKS) ranks, then
+#                  the table across rank counts ($(CREATION_OUT)/creation.md)
 # Ranks beyond the host's cores oversubscribe them; the tables say so. A job
 # that fails or outlives SCALE_TIMEOUT seconds is listed, and fails the
 # target, after the tables of the others are printed. BENCH_ARGS goes to
 # every job (--quick, --reps N).
 SCALE_OUT := build/bench-scale
 WINDOWS_OUT := build/bench-windows
+CREATION_OUT := build/bench-creation
+CREATION_RANKS ?= 2 4 8 16
 SCALE_RANKS ?= 2 4 8
 SCALE_TIMEOUT ?= 120
 PEER_STEMS := mpich5 openmpi5-sm openmpi5-ucx debian-mpich
@@ -310,6 +317,11 @@ bench-windows: $(STAMPS)/peer-site $(STAMPS)/venv-mpich5 $(STAMPS)/venv-openmpi5
 	$(call each_peer,$(WINDOWS_OUT),--windows,2)
 	$(PEER_ENV) $(PY) -m onesided.bench.peers $(call peer_runs,$(WINDOWS_OUT)) | tee $(WINDOWS_OUT)/peers.md
 	$(call failed_jobs,$(WINDOWS_OUT))
+
+bench-creation: $(STAMPS)/peer-site $(STAMPS)/venv-mpich5 $(STAMPS)/venv-openmpi5
+	$(call each_peer,$(CREATION_OUT),--creation,$(CREATION_RANKS))
+	$(PEER_ENV) $(PY) -m onesided.bench.creation $(call peer_runs,$(CREATION_OUT)) | tee $(CREATION_OUT)/creation.md
+	$(call failed_jobs,$(CREATION_OUT))
 
 # One job per (launcher, rank count) over SCALE_HOSTS simulated hosts, then
 # one table per figure with the growth fitted (docs/scale.md reads them).

@@ -137,6 +137,25 @@ def test_bandwidth_table(quick: tuple[subprocess.CompletedProcess[str], Path | N
     assert "cross-core memcpy" in quick[0].stdout and "cannot be measured" in quick[0].stdout
 
 
+def test_bandwidth_by_kind_tables() -> None:
+    """Figures 2b and 2c: put and get on every window kind beside MPI.Win
+    of that kind and memcpy, every size (the figure checks at the target
+    that the puts arrived, and a failed check fails the job)."""
+    proc = bench("--only", "kinds", "--quick", "--reps", "2")
+    assert proc.returncode == 0, proc.stderr
+    found = tables(proc.stdout)
+    assert set(found) == {"2b", "2c"}, proc.stdout
+    for rows in found.values():
+        assert [r[0] for r in rows] == ["8 B", "4 KiB", "1 MiB", "16 MiB"]
+        for row in rows:
+            number(row[1])  # memcpy
+            for k in range(4):  # Allocate, Create, Allocate_shared, Create_dynamic: ours, MPI.Win, ratio
+                number(row[2 + 3 * k])
+                number(row[3 + 3 * k], positive=False)
+                ratio(row[4 + 3 * k])
+            ratio(row[14])
+
+
 def test_message_rate_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
     rows = tables(quick[0].stdout)["3"]
     assert [r[0] for r in rows] == ["put 8 B", "accumulate SUM int64"]

@@ -17,6 +17,7 @@ import pytest
 
 import onesided
 from onesided import Window, _core
+from onesided._types import dtype_code
 
 RMA = list(_core.FAST_CALLS)
 SYNC = ["Lock", "Flush", "Unlock"]
@@ -41,6 +42,19 @@ def test_bound_where_operations_complete_in_their_call() -> None:
 
 
 i8 = np.int64
+
+
+def primed(layout: onesided.Layout) -> onesided.Layout:
+    """A Layout whose core layout for int64 is built, as the first call with
+    it builds it: only then do the fast entries take it."""
+    layout.to_core(dtype_code(i8), 8)
+    return layout
+
+
+EVERY_OTHER = primed(onesided.Layout(3, (2,)))  # elements 0, 2, 4 from the displacement
+EVERY_THIRD = primed(onesided.Layout(2, (3,)))
+INT64_EVERY_OTHER = primed(onesided.Layout(3, (2,), dtype=i8))
+TWICE_THE_SAME = primed(onesided.Layout(2, (0,)))  # overlaps itself: refused as a target
 CALLS: list[tuple[str, Callable[[Any, np.ndarray], Any]]] = [
     ("Put positional", lambda w, r: w.Put(np.array([5, 6], i8), 0, 1)),
     ("Put no target", lambda w, r: w.Put(np.array([7], i8), 0)),
@@ -71,7 +85,27 @@ CALLS: list[tuple[str, Callable[[Any, np.ndarray], Any]]] = [
                                           target_rank=0, op=onesided.RMW2_COMP_SWAP_NE)),
     ("Rmw implicit epoch", lambda w, r: w.Rmw(np.array([1], i8), r[:1], 0, 0, onesided.RMW_SUM,
                                               onesided.MODE_PASSIVE_EPOCH_IMPLICIT)),
+    # Strided views and Layout targets (the strided fast entries).
+    ("Put strided view", lambda w, r: w.Put(np.arange(6, dtype=i8)[::2], 0, 1)),
+    ("Put reversed view", lambda w, r: w.Put(np.arange(4, dtype=i8)[::-1], 0, 2)),
+    ("Put 2-d view", lambda w, r: w.Put(np.arange(12, dtype=i8).reshape(3, 4)[:, 1:3], 0, 1)),
+    ("Put Layout target", lambda w, r: w.Put(np.array([1, 2, 3], i8), 0, (1, 1, EVERY_OTHER))),
+    ("Put Layout count None", lambda w, r: w.Put(np.array([1, 2, 3], i8), 0, (0, None, EVERY_OTHER))),
+    ("Put Layout count of elements", lambda w, r: w.Put(np.array([1, 2, 3], i8), 0, (2, 3, EVERY_OTHER))),
+    ("Put Layout alone", lambda w, r: w.Put(np.array([4, 5, 6], i8), 0, EVERY_OTHER)),
+    ("Put view to Layout", lambda w, r: w.Put(np.arange(6, dtype=i8)[::-2], 0, (1, 1, EVERY_OTHER))),
+    ("Get reversed view", lambda w, r: w.Get(r[::-1], 0, 1)),
+    ("Get Layout target", lambda w, r: w.Get(r, 0, (1, 1, EVERY_THIRD))),
+    ("Accumulate view to Layout", lambda w, r: w.Accumulate(np.arange(6, dtype=i8)[::3], 0, (0, 1, EVERY_THIRD),
+                                                            onesided.SUM)),
     # Errors: the class's method raises them, whichever form was called.
+    ("Put Layout outside", lambda w, r: w.Put(np.array([1, 2, 3], i8), 0, (4, 1, EVERY_OTHER))),
+    ("Put Layout count wrong", lambda w, r: w.Put(np.array([1, 2, 3], i8), 0, (0, 2, EVERY_OTHER))),
+    ("Put Layout elements wrong", lambda w, r: w.Put(np.array([1, 2], i8), 0, (0, 1, EVERY_OTHER))),
+    ("Put Layout overlapping", lambda w, r: w.Put(np.array([1, 2], i8), 0, (0, 1, TWICE_THE_SAME))),
+    ("Put Layout other dtype", lambda w, r: w.Put(np.array([1, 2, 3], np.int32), 0, (0, 1, INT64_EVERY_OTHER))),
+    ("Get read-only view", lambda w, r: w.Get(np.lib.stride_tricks.as_strided(r, (2,), (0,)), 0, 1)),
+    ("Put view outside", lambda w, r: w.Put(np.arange(8, dtype=i8)[::2], 0, 6)),
     ("Put missing rank", lambda w, r: w.Put(np.array([1], i8))),
     ("Put unknown keyword", lambda w, r: w.Put(np.array([1], i8), 0, bogus=1)),
     ("Put too many", lambda w, r: w.Put(np.array([1], i8), 0, 0, 0)),
@@ -122,7 +156,9 @@ def run(call: Callable[[Any, np.ndarray], Any], direct: bool) -> tuple[Any, list
 TYPE_ERRORS = {"Put missing rank", "Put unknown keyword", "Put too many", "Put twice origin", "Flush no rank"}
 ONESIDED_ERRORS = {"Put bad rank", "Put float target", "Put outside", "Fetch_and_op None disp", "Accumulate op None",
                    "Accumulate int op", "Compare_and_swap two elements", "Flush bad rank", "Flush bool rank",
-                   "Put bool rank", "Rmw implicit epoch"}
+                   "Put bool rank", "Rmw implicit epoch", "Put Layout outside", "Put Layout count wrong",
+                   "Put Layout elements wrong", "Put Layout overlapping", "Put Layout other dtype",
+                   "Get read-only view", "Put view outside"}
 
 
 @pytest.mark.parametrize("name, call", CALLS, ids=[c[0] for c in CALLS])
@@ -184,7 +220,17 @@ def test_one_road(info: dict[str, str]) -> None:
         win.Lock(0)
         win.Put(plain, 0, 1)
         win.Put_notify(plain, 0, 2, 0)
+        # Strided views and built Layouts too (a new Layout is built by the
+        # full parse once per dtype, then taken).
+        win.Put(np.arange(4, dtype=i8)[::2], 0, 5)
+        win.Put(np.arange(6, dtype=i8)[1::2], 0, (1, 1, EVERY_OTHER))
+        win.Put_notify(np.arange(4, dtype=i8)[::-2], 0, 5, 0)
         assert Spy.full_parses == []  # the fast entries took them
+        fresh = onesided.Layout(2, (1,))
+        win.Put(np.arange(2, dtype=i8), 0, (5, 1, fresh))
+        win.Put(np.arange(2, dtype=i8), 0, (5, 1, fresh))
+        assert Spy.full_parses == ["Put"]
+        Spy.full_parses.clear()
         win.Put([plain, 1, np.int64], 0, (3, 1, np.int64))
         win.Put(plain, onesided.PROC_NULL, None)
         win.Put_notify([plain, np.int64], 0, 4)

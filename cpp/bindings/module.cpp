@@ -122,6 +122,12 @@ PYBIND11_MODULE(_core, m) {
     if (!PyType_Check(type.ptr())) throw py::type_error("not a type");
     onesided::python::op_type() = reinterpret_cast<PyTypeObject*>(type.inc_ref().ptr());
   });
+  // onesided.Layout: the strided fast entries take a target Layout of
+  // exactly this type, through its per-dtype cache of core layouts.
+  m.def("_set_layout_type", [](py::handle type) {
+    if (!PyType_Check(type.ptr())) throw py::type_error("not a type");
+    onesided::python::layout_type() = reinterpret_cast<PyTypeObject*>(type.inc_ref().ptr());
+  });
   m.def("_remember_op", [](py::handle obj, int op) {
     if (op < 0 || op >= static_cast<int>(onesided::kNumOps)) throw py::value_error("not an op code");
     onesided::python::remember_op(obj, static_cast<onesided::Op>(op));

@@ -74,49 +74,58 @@ void def_transfer(py::class_<Window>& cls, const char* name, const char* what) {
 // The shortcut signature of each operation, and its core call.
 namespace shortcut {
 
-struct Put : Shortcut<Counts::Any, TakesOp::No, Use::Read> {
+// Put, Get and Accumulate take strided views and Layout targets too: those
+// go to the core's layout forms, plain arrays to the contiguous ones.
+struct Put : Shortcut<Counts::Any, TakesOp::No, Strided::Yes, Use::Read> {
   static void issue(Window& w, const auto& c) {
     const auto& [o] = c.arrays;
+    if (c.laid_out())
+      return c.with_layouts([&](const Layout& ol, const Layout& tl) { w.put(o.ptr, ol, c.target, c.disp, tl); });
     w.put(o.ptr, o.count, o.dtype, c.target, c.disp);
   }
 };
-struct Get : Shortcut<Counts::Any, TakesOp::No, Use::Write> {
+struct Get : Shortcut<Counts::Any, TakesOp::No, Strided::Yes, Use::Write> {
   static void issue(Window& w, const auto& c) {
     const auto& [r] = c.arrays;
+    if (c.laid_out())
+      return c.with_layouts([&](const Layout& rl, const Layout& tl) { w.get(r.ptr, rl, c.target, c.disp, tl); });
     w.get(r.ptr, r.count, r.dtype, c.target, c.disp);
   }
 };
-struct Accumulate : Shortcut<Counts::Any, TakesOp::Yes, Use::Read> {
+struct Accumulate : Shortcut<Counts::Any, TakesOp::Yes, Strided::Yes, Use::Read> {
   static void issue(Window& w, const auto& c) {
     const auto& [o] = c.arrays;
+    if (c.laid_out())
+      return c.with_layouts(
+          [&](const Layout& ol, const Layout& tl) { w.accumulate(o.ptr, ol, c.target, c.disp, tl, c.op); });
     w.accumulate(o.ptr, o.count, o.dtype, c.target, c.disp, c.op);
   }
 };
-struct GetAccumulate : Shortcut<Counts::Equal, TakesOp::Yes, Use::Read, Use::Write> {
+struct GetAccumulate : Shortcut<Counts::Equal, TakesOp::Yes, Strided::No, Use::Read, Use::Write> {
   static void issue(Window& w, const auto& c) {
     const auto& [o, r] = c.arrays;
     w.get_accumulate(o.ptr, r.ptr, r.count, r.dtype, c.target, c.disp, c.op);
   }
 };
-struct FetchAndOp : Shortcut<Counts::One, TakesOp::Yes, Use::Read, Use::Write> {
+struct FetchAndOp : Shortcut<Counts::One, TakesOp::Yes, Strided::No, Use::Read, Use::Write> {
   static void issue(Window& w, const auto& c) {
     const auto& [o, r] = c.arrays;
     w.fetch_and_op(o.ptr, r.ptr, r.dtype, c.target, c.disp, c.op);
   }
 };
-struct CompareAndSwap : Shortcut<Counts::One, TakesOp::No, Use::Read, Use::Read, Use::Write> {
+struct CompareAndSwap : Shortcut<Counts::One, TakesOp::No, Strided::No, Use::Read, Use::Read, Use::Write> {
   static void issue(Window& w, const auto& c) {
     const auto& [o, compare, r] = c.arrays;
     w.compare_and_swap(o.ptr, compare.ptr, r.ptr, r.dtype, c.target, c.disp);
   }
 };
-struct Rmw : Shortcut<Counts::Equal, TakesOp::Yes, Use::ReadOrNoneForInc, Use::Write> {
+struct Rmw : Shortcut<Counts::Equal, TakesOp::Yes, Strided::No, Use::ReadOrNoneForInc, Use::Write> {
   static void issue(Window& w, const auto& c) {
     const auto& [o, r] = c.arrays;
     w.rmw(c.op, o.ptr, r.ptr, r.count, r.dtype, c.target, c.disp);
   }
 };
-struct Rmw2 : Shortcut<Counts::Equal, TakesOp::Yes, Use::Read, Use::Read, Use::Write> {
+struct Rmw2 : Shortcut<Counts::Equal, TakesOp::Yes, Strided::No, Use::Read, Use::Read, Use::Write> {
   static void issue(Window& w, const auto& c) {
     const auto& [o, o2, r] = c.arrays;
     w.rmw2(c.op, o.ptr, o2.ptr, r.ptr, r.count, r.dtype, c.target, c.disp);

@@ -1,10 +1,15 @@
 // The shortcut: plain C-contiguous numpy arrays of a supported dtype, int
 // ranks and displacements, and onesided's own op codes (and mpi4py ops the
 // Python layer has once translated) are recognised here in a few C-API
-// calls. Anything else (tuples with counts, memoryviews, mpi4py datatypes)
+// calls. The calls that take strided data (Put, Get, Accumulate: kStrided)
+// also take numpy's strided views as they are and a target of (disp,
+// count, onesided.Layout) or a Layout, whose core layout the Python layer
+// has built once for the call's dtype. Anything else (tuples with counts,
+// memoryviews, mpi4py datatypes, a Layout not yet built for the dtype)
 // makes recognise() return false, and the fast entry (fast_entries.hpp)
-// hands the call to the full parse. The operations describe only their
-// arguments and their core call (register_operations.cpp).
+// hands the call to the full parse, which raises every error. The
+// operations describe only their arguments and their core call
+// (register_operations.cpp).
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -13,10 +18,12 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "checked_args.hpp"
+#include "onesided/layout.hpp"
 #include "onesided/types.hpp"
 #include "onesided/window.hpp"
 
@@ -45,13 +52,18 @@ inline std::array<int, 64>& dtype_of_typenum() {
   return table;
 }
 
-inline bool shortcut_array(py::handle h, bool writable, ShortcutArray& out) {
+// A numpy array of a supported dtype in native byte order; C-contiguous,
+// or, where `strided` is given, any view, whose elements' layout (from its
+// first element, in C order, as the full parse builds it) goes there.
+inline bool shortcut_array(py::handle h, bool writable, ShortcutArray& out,
+                           std::optional<Layout>* strided = nullptr) {
   auto& api = py::detail::npy_api::get();
   if (!api.PyArray_Check_(h.ptr())) return false;
   auto* a = reinterpret_cast<py::detail::PyArray_Proxy*>(h.ptr());
   constexpr int kCContiguous = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_;
   constexpr int kWriteable = py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-  if (!(a->flags & kCContiguous) || (writable && !(a->flags & kWriteable))) return false;
+  const bool contiguous = a->flags & kCContiguous;
+  if ((!contiguous && !strided) || (writable && !(a->flags & kWriteable))) return false;
   const int num = py::detail::array_descriptor_proxy(a->descr)->type_num;
   if (num < 0 || num >= 64) return false;
   const int code = dtype_of_typenum()[static_cast<std::size_t>(num)];
@@ -62,6 +74,21 @@ inline bool shortcut_array(py::handle h, bool writable, ShortcutArray& out) {
   std::size_t n = 1;
   for (int i = 0; i < a->nd; ++i) n *= static_cast<std::size_t>(a->dimensions[i]);
   out = {a->data, n, static_cast<Dtype>(code)};
+  if (!contiguous) {
+    // numpy's strides are bytes, of any sign; its own checks keep every
+    // element inside the array's memory. The item size is the dtype's (a
+    // numpy type number names one size).
+    constexpr int kMaxDims = 64;
+    if (a->nd > kMaxDims) return false;
+    std::array<std::uint64_t, kMaxDims> shape;
+    std::array<std::int64_t, kMaxDims> strides;
+    for (int i = 0; i < a->nd; ++i) {
+      shape[static_cast<std::size_t>(i)] = static_cast<std::uint64_t>(a->dimensions[i]);
+      strides[static_cast<std::size_t>(i)] = a->strides[i];
+    }
+    const auto nd = static_cast<std::size_t>(a->nd);
+    strided->emplace(Layout::strided(out.dtype, 0, std::span(shape.data(), nd), std::span(strides.data(), nd)));
+  }
   return true;
 }
 
@@ -70,6 +97,50 @@ inline bool shortcut_int(py::handle h, std::int64_t& out) {
   int overflow = 0;
   out = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
   return !overflow && !(out == -1 && PyErr_Occurred());
+}
+
+// onesided.Layout, set once at import (_core._set_layout_type).
+inline PyTypeObject*& layout_type() {
+  static PyTypeObject* type = nullptr;
+  return type;
+}
+
+// The core layout a target spec names for `count` elements of `dtype`:
+// (disp, count, Layout) with count None, 1 or the layout's count, or a
+// Layout alone (disp 0). False (nothing raised) for anything else,
+// including a Layout the Python layer has not built for this dtype yet
+// (its to_core cache, `_core`), whose checks the full parse then runs.
+inline bool shortcut_target_layout(py::handle spec, Dtype dtype, std::size_t count, std::int64_t& disp,
+                                   const Layout*& out) {
+  PyObject* layout = spec.ptr();
+  disp = 0;
+  if (PyTuple_CheckExact(layout)) {
+    if (PyTuple_GET_SIZE(layout) != 3) return false;
+    std::int64_t n = 0;
+    PyObject* c = PyTuple_GET_ITEM(layout, 1);
+    if (!shortcut_int(PyTuple_GET_ITEM(layout, 0), disp) || (c != Py_None && !shortcut_int(c, n))) return false;
+    layout = PyTuple_GET_ITEM(layout, 2);
+    if (c != Py_None && n != 1 && static_cast<std::uint64_t>(n) != count) return false;
+  }
+  if (!layout_type() || Py_TYPE(layout) != layout_type()) return false;
+  static PyObject* const cache_name = PyUnicode_InternFromString("_core");
+  PyObject* cache = PyObject_GetAttr(layout, cache_name);
+  if (!cache) {
+    PyErr_Clear();
+    return false;
+  }
+  PyObject* key = PyLong_FromLong(static_cast<long>(dtype));  // a small int: CPython's cached one
+  PyObject* core = key && PyDict_CheckExact(cache) ? PyDict_GetItemWithError(cache, key) : nullptr;
+  Py_XDECREF(key);
+  Py_DECREF(cache);  // the layout's dict still holds `core`; the caller's tuple holds the layout
+  if (!core) {
+    PyErr_Clear();
+    return false;
+  }
+  py::detail::make_caster<Layout> caster;
+  if (!caster.load(core, false)) return false;
+  out = &py::detail::cast_op<const Layout&>(caster);
+  return out->count() == count && out->dtype() == dtype;
 }
 
 // Foreign op objects (mpi4py's MPI.SUM, ...) the Python layer translated
@@ -131,11 +202,16 @@ enum class TakesOp { No, Yes };
 // derives from this and adds
 //   static void issue(Window&, const ShortcutCall<N>&);  (or const auto&)
 // which makes the core call.
-template <Counts kCountRule, TakesOp kOpArgument, Use... kUses>
+// kStrided: strided views and Layout targets too (the single-array calls
+// whose core has layout forms: Put, Get, Accumulate).
+enum class Strided { No, Yes };
+template <Counts kCountRule, TakesOp kOpArgument, Strided kStrides, Use... kUses>
 struct Shortcut {
   static constexpr std::array<Use, sizeof...(kUses)> kArrays{kUses...};
   static constexpr Counts kCounts = kCountRule;
   static constexpr bool kTakesOp = kOpArgument == TakesOp::Yes;
+  static constexpr bool kStrided = kStrides == Strided::Yes;
+  static_assert(!kStrided || sizeof...(kUses) == 1);
   static constexpr std::size_t kArity = sizeof...(kUses) + 2 + (kTakesOp ? 1 : 0);
 };
 
@@ -146,6 +222,25 @@ struct ShortcutCall {
   int target = 0;
   std::int64_t disp = 0;
   Op op{};
+  // Strided calls only: the array's layout when it is a strided view, the
+  // target's when the spec named a Layout (borrowed from that Layout,
+  // which the call's arguments keep alive).
+  std::optional<Layout> buffer_layout;
+  const Layout* target_layout = nullptr;
+
+  bool laid_out() const { return buffer_layout || target_layout; }
+  // f(buffer side, target side) for the layout form, contiguous where
+  // nothing was laid out (built only then: the given ones are not copied).
+  template <class F>
+  void with_layouts(F&& f) const {
+    std::optional<Layout> flat;
+    auto side = [&](const Layout* given) -> const Layout& {
+      if (given) return *given;
+      if (!flat) flat.emplace(Layout::contiguous(arrays[0].dtype, arrays[0].count));
+      return *flat;
+    };
+    f(side(buffer_layout ? &*buffer_layout : nullptr), side(target_layout));
+  }
 };
 
 template <class Operation>
@@ -157,7 +252,11 @@ template <class Operation>
 bool recognise(const std::array<py::handle, Operation::kArity>& args, ShortcutCallOf<Operation>& call) {
   constexpr std::size_t n = Operation::kArrays.size();
   std::int64_t target = 0;
-  if (!shortcut_int(args[n], target) || !shortcut_int(args[n + 1], call.disp)) return false;
+  if (!shortcut_int(args[n], target)) return false;
+  // A target spec other than an int: the Layout forms, once the array's
+  // dtype and count are known (below).
+  const bool spec_is_int = shortcut_int(args[n + 1], call.disp);
+  if (!spec_is_int && !Operation::kStrided) return false;
   // Never truncated: a rank the core's int cannot hold is the full path's
   // error (not in the window's group). Negative ranks other than onesided's
   // PROC_NULL go there too: mpi4py's MPI.PROC_NULL is -2 on Open MPI, and
@@ -171,12 +270,18 @@ bool recognise(const std::array<py::handle, Operation::kArity>& args, ShortcutCa
     const Use use = Operation::kArrays[i];
     if (use == Use::ReadOrNoneForInc && call.op == Op::Inc && args[i].is_none()) continue;
     ShortcutArray& a = call.arrays[i];
-    if (!shortcut_array(args[i], use == Use::Write, a)) return false;
+    if (!shortcut_array(args[i], use == Use::Write, a, Operation::kStrided ? &call.buffer_layout : nullptr))
+      return false;
     if (Operation::kCounts == Counts::One && a.count != 1) return false;
     if (first && (a.dtype != first->dtype || (Operation::kCounts == Counts::Equal && a.count != first->count)))
       return false;
     if (!first) first = &a;
   }
+  if constexpr (Operation::kStrided)
+    if (!spec_is_int &&
+        !shortcut_target_layout(args[n + 1], call.arrays[0].dtype, call.arrays[0].count, call.disp,
+                                call.target_layout))
+      return false;
   return true;
 }
 

@@ -8,8 +8,10 @@
 #include <cstring>
 #include <stdexcept>
 #include <numeric>
+#include <random>
 #include <vector>
 
+#include "layout/nest.hpp"
 #include "layout/runs.hpp"
 #include "onesided/error.hpp"
 #include "onesided/layout.hpp"
@@ -100,6 +102,98 @@ TEST(Layout, PiecesAreStretchesContiguousOnEverySide) {
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[0], (std::array<std::int64_t, 3>{0, 0, 6}));
   EXPECT_EQ(seen[1], (std::array<std::int64_t, 3>{6, 100, 6}));
+}
+
+// Element pairs (offset in each layout) in visiting order, from a walk
+// that yields stretches (Pieces or a Nest).
+template <std::size_t N>
+struct Pairs {
+  std::int64_t item;
+  std::vector<std::array<std::int64_t, N>> seen;
+  void operator()(const std::array<std::int64_t, N>& at, std::uint64_t n) {
+    for (std::int64_t b = 0; b < static_cast<std::int64_t>(n); b += item) {
+      auto e = at;
+      for (auto& x : e) x += b;
+      seen.push_back(e);
+    }
+  }
+};
+
+// A random single block of `count` int32 elements: `count` split into up
+// to three dims, each stride contiguous, a gap or reversed.
+Layout random_block(std::mt19937& rng, std::uint64_t count) {
+  std::vector<std::uint64_t> counts;
+  std::uint64_t left = count;
+  for (int d = 0; d < 2; ++d) {
+    std::vector<std::uint64_t> divisors;
+    for (std::uint64_t k = 1; k <= left; ++k)
+      if (left % k == 0) divisors.push_back(k);
+    const std::uint64_t k = divisors[rng() % divisors.size()];
+    counts.push_back(k);
+    left /= k;
+  }
+  counts.push_back(left);
+  std::vector<Layout::Dim> dims(counts.size());
+  std::int64_t span = 4;  // bytes the inner dims cover
+  for (std::size_t i = counts.size(); i-- > 0;) {
+    const std::int64_t step = span * (rng() % 2 ? 1 : 1 + static_cast<std::int64_t>(rng() % 3));
+    dims[i] = {counts[i], rng() % 5 == 0 ? -step : step};
+    span = step * static_cast<std::int64_t>(counts[i]);
+  }
+  return Layout(Dtype::Int32, {{static_cast<std::int64_t>(rng() % 64) * 4, dims}});
+}
+
+TEST(Layout, NestVisitsWhatPiecesVisit) {
+  std::mt19937 rng(27);
+  int nests = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const std::uint64_t count = 1 + rng() % 48;
+    const Layout a = random_block(rng, count), b = random_block(rng, count), c = random_block(rng, count);
+    Pairs<2> walked{4, {}}, nested{4, {}};
+    detail::Pieces<2>({&a, &b}).for_each(walked);
+    if (const auto n = detail::nest_of<2>({&a, &b})) {
+      ++nests;
+      n->for_each_chunk(nested);
+      ASSERT_EQ(nested.seen, walked.seen) << "case " << i;
+    }
+    Pairs<3> walked3{4, {}}, nested3{4, {}};
+    detail::Pieces<3>({&a, nullptr, &c}).for_each(walked3);
+    if (const auto n = detail::nest_of<3>({&a, nullptr, &c})) {
+      n->for_each_chunk(nested3);
+      ASSERT_EQ(nested3.seen, walked3.seen) << "case " << i;
+    }
+  }
+  EXPECT_GT(nests, 2000);  // most random pairs do pair as a nest
+}
+
+TEST(Layout, NestOfAColumnIsOneLoopOfElements) {
+  // Column 0 of a 1000 x 64 float64 array into column 63 of another.
+  const Layout from(Dtype::Float64, {{0, {{1000, 512}}}});
+  const Layout to(Dtype::Float64, {{63 * 8, {{1000, 512}}}});
+  const auto n = detail::nest_of<2>({&from, &to});
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->chunk, 8u);
+  EXPECT_EQ(n->dims, 1u);
+  EXPECT_EQ(n->count[0], 1000u);
+  EXPECT_EQ(n->start[1], 63 * 8);
+  // A contiguous origin and a 4 x 8 block of rows: chunks of one row.
+  const Layout flat = Layout::contiguous(Dtype::Float64, 32);
+  const Layout rows(Dtype::Float64, {{0, {{4, 512}, {8, 8}}}});
+  const auto m = detail::nest_of<2>({&flat, &rows});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->chunk, 64u);
+  EXPECT_EQ(m->dims, 1u);
+  // 2 x 3 against 3 x 2 with gaps: 3 is not a multiple of 2, no nest.
+  const Layout p(Dtype::Int32, {{0, {{2, 64}, {3, 8}}}});
+  const Layout q(Dtype::Int32, {{0, {{3, 64}, {2, 8}}}});
+  EXPECT_FALSE(detail::nest_of<2>({&p, &q}));
+  // Copying a nest moves exactly its elements.
+  std::vector<double> src(1000 * 64), dst(1000 * 64, -1.0);
+  std::iota(src.begin(), src.end(), 0.0);
+  detail::copy_nest(reinterpret_cast<std::byte*>(dst.data()), reinterpret_cast<const std::byte*>(src.data()), *n,
+                    1, 0);
+  for (std::size_t r = 0; r < 1000; ++r)
+    for (std::size_t k = 0; k < 64; ++k) ASSERT_EQ(dst[r * 64 + k], k == 63 ? src[r * 64] : -1.0);
 }
 
 // ---- between two processes ---------------------------------------------------

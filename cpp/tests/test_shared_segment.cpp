@@ -51,6 +51,26 @@ bool mapped_without_a_name(const void* p) {
   return found;
 }
 
+// What window creation does for a Create window over Alloc_mem blocks
+// (window/create.cpp join_blocks), with rounds of the test's own: the
+// control mapping from rank 0's empty file, every peer's block, and a
+// round saying every rank mapped every block.
+std::shared_ptr<SharedSegment> join(onesided::Bootstrap& boot, std::byte* base, const std::vector<std::string>& places,
+                                    std::size_t control) {
+  using onesided::detail::MemoryFile;
+  if (!SharedSegment::in_blocks(places)) return nullptr;
+  MemoryFile file;
+  if (boot.rank() == 0) file = SharedSegment::offer();
+  const std::string at = boot.allgather(file ? file.address().text() : "")[0];
+  auto seg = SharedSegment::map(SharedSegment::Layout(std::vector<std::size_t>(places.size(), 0), false, control),
+                                std::move(file), onesided::detail::MemoryFileAddress::from_text(at));
+  const std::string failed = seg->join(boot.rank(), base, places);
+  for (const auto& x : boot.allgather(failed))
+    if (!x.empty()) return nullptr;
+  seg->mapped_everywhere();
+  return seg;
+}
+
 }  // namespace
 
 TEST(SharedSegment, EveryRankMapsItAndNoNameEverExists) {
@@ -85,7 +105,7 @@ TEST(SharedSegment, JoinedBlocksReachEachOthersSlice) {
     auto use = onesided::detail::use_allocated(window, 128);
     if (!use) return false;
     const auto places = boot->allgather(onesided::detail::place_text(128, &use->place));
-    auto seg = SharedSegment::join(*boot, window, places, 64);
+    auto seg = join(*boot, window, places, 64);
     if (!seg) return false;
     std::memset(window, 'a' + rank, 128);
     boot->barrier();
@@ -98,7 +118,7 @@ TEST(SharedSegment, JoinedBlocksReachEachOthersSlice) {
     std::byte plain[128];
     const auto mixed = boot->allgather(rank == 1 ? onesided::detail::place_text(sizeof plain, nullptr)
                                                  : onesided::detail::place_text(128, &use->place));
-    const bool refused = SharedSegment::join(*boot, rank == 1 ? plain : window, mixed, 64) == nullptr;
+    const bool refused = join(*boot, rank == 1 ? plain : window, mixed, 64) == nullptr;
     // Free_mem refuses while the use lives, then succeeds.
     bool held = false;
     try {

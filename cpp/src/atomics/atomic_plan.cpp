@@ -27,14 +27,52 @@ void NativeTable::meet(const NativeTable& other) {
   for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] = std::min(counts_[i], other.counts_[i]);
 }
 
+// Runs of equal counts, each (length, count) as two LEB128 varints: the
+// table is runs of zeros (ops a dtype does not take) between runs of one
+// count, so its 3.6 KiB travel in about 600 bytes, and a window's exchange
+// fits one round of its allgather (comm/_polled.py's slot).
+namespace {
+void put_varint(std::string& out, std::uint32_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+std::uint32_t get_varint(std::string_view bytes, std::size_t& at) {
+  std::uint32_t v = 0;
+  for (int shift = 0; shift < 35; shift += 7) {
+    if (at >= bytes.size()) raise(ErrorCategory::Internal, "bad native-atomics table");
+    const auto b = static_cast<std::uint8_t>(bytes[at++]);
+    v |= static_cast<std::uint32_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+  raise(ErrorCategory::Internal, "bad native-atomics table");
+}
+}  // namespace
+
 std::string NativeTable::bytes() const {
-  return std::string(reinterpret_cast<const char*>(counts_.data()), sizeof counts_);
+  std::string out;
+  for (std::size_t i = 0; i < counts_.size();) {
+    std::size_t j = i;
+    while (j < counts_.size() && counts_[j] == counts_[i]) ++j;
+    put_varint(out, static_cast<std::uint32_t>(j - i));
+    put_varint(out, counts_[i]);
+    i = j;
+  }
+  return out;
 }
 
 NativeTable NativeTable::from_bytes(std::string_view bytes) {
   NativeTable t;
-  if (bytes.size() != sizeof t.counts_) raise(ErrorCategory::Internal, "bad native-atomics table");
-  std::memcpy(t.counts_.data(), bytes.data(), sizeof t.counts_);
+  std::size_t filled = 0, at = 0;
+  while (at < bytes.size()) {
+    const std::uint32_t run = get_varint(bytes, at), count = get_varint(bytes, at);
+    if (run == 0 || run > t.counts_.size() - filled) raise(ErrorCategory::Internal, "bad native-atomics table");
+    std::fill_n(t.counts_.begin() + static_cast<std::ptrdiff_t>(filled), run, count);
+    filled += run;
+  }
+  if (filled != t.counts_.size()) raise(ErrorCategory::Internal, "bad native-atomics table");
   return t;
 }
 

@@ -89,6 +89,10 @@ std::byte* MemoryFile::map(std::size_t bytes) const {
   return static_cast<std::byte*>(p);
 }
 
+void MemoryFile::resize(std::size_t bytes) const {
+  if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) fail("ftruncate");
+}
+
 MemoryFileAddress MemoryFile::address() const {
   if (fd_ < 0) return {};
   return {static_cast<std::int64_t>(::getpid()), fd_, device_, inode_};

@@ -67,6 +67,9 @@ class MemoryFile {
   // Maps its first `bytes` read-write and shared; the mapping outlives this
   // object (munmap it). Raises a Transport error naming the call.
   std::byte* map(std::size_t bytes) const;
+  // Sets its size to `bytes` (new bytes read as zero). Raises a Transport
+  // error naming the call.
+  void resize(std::size_t bytes) const;
   // What a peer passes to open(); an empty address (fd -1) when closed.
   MemoryFileAddress address() const;
   explicit operator bool() const { return fd_ >= 0; }

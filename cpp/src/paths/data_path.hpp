@@ -25,11 +25,13 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 
+#include "layout/nest.hpp"
 #include "onesided/types.hpp"
 #include "order/order_tracker.hpp"
 #include "paths/request_state.hpp"
@@ -84,6 +86,20 @@ inline Access access_of(const Where& w, const AtomicCall& c, bool native) {
   return {w.at, w.at + bytes, c.result != nullptr, c.op != Op::NoOp, native ? Channel::Native : Channel::Messages};
 }
 
+// A nest's chunks as pieces, handed on in batches, so a nest of a million
+// chunks costs a bounded amount of memory.
+template <class Hand>
+void in_piece_batches(const Nest<2>& nest, Hand&& hand) {
+  constexpr std::uint64_t kBatch = 1024;
+  std::array<Piece, kBatch> batch;
+  std::size_t n = 0;
+  nest.for_each_chunk([&](const std::array<std::int64_t, 2>& at, std::uint64_t bytes) {
+    batch[n++] = {at[0], static_cast<std::uint64_t>(at[1]), bytes};
+    if (n == kBatch) hand(std::span<const Piece>(batch.data(), n)), n = 0;
+  });
+  if (n) hand(std::span<const Piece>(batch.data(), n));
+}
+
 class DataPath {
  public:
   virtual ~DataPath() = default;
@@ -107,6 +123,16 @@ class DataPath {
   virtual void get_pieces(const Where& w, std::byte* result, std::span<const Piece> pieces,
                           const RequestPtr& request) {
     for (const Piece& p : pieces) get(shifted(w, p.target), result + p.origin, p.bytes, request);
+  }
+  // A put or get whose layouts pair as one loop nest (layout/nest.hpp; side
+  // 0 the buffer, side 1 the target, offsets from the Where). By default the
+  // nest's chunks go to put_pieces/get_pieces in batches; a path that can
+  // run the loops itself overrides them.
+  virtual void put_nest(const Where& w, const std::byte* origin, const Nest<2>& nest, const RequestPtr& request) {
+    in_piece_batches(nest, [&](std::span<const Piece> p) { put_pieces(w, origin, p, request); });
+  }
+  virtual void get_nest(const Where& w, std::byte* result, const Nest<2>& nest, const RequestPtr& request) {
+    in_piece_batches(nest, [&](std::span<const Piece> p) { get_pieces(w, result, p, request); });
   }
   virtual void flush(int target) = 0;
   virtual void flush_all() = 0;

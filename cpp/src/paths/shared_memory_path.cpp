@@ -72,6 +72,12 @@ class SharedMemoryPath final : public DataPath {
     const std::byte* t = segment_.base(w.target) + w.at;
     for (const Piece& p : pieces) copy_piece(result + p.origin, t + p.target, p.bytes);
   }
+  void put_nest(const Where& w, const std::byte* origin, const Nest<2>& nest, const RequestPtr&) override {
+    copy_nest(segment_.base(w.target) + w.at, origin, nest, 1, 0);
+  }
+  void get_nest(const Where& w, std::byte* result, const Nest<2>& nest, const RequestPtr&) override {
+    copy_nest(result, segment_.base(w.target) + w.at, nest, 0, 1);
+  }
   void accumulate(const Where& w, const AtomicCall& c, const RequestPtr&) override {
     std::byte* t = segment_.base(w.target) + w.at;
     cpu::apply(c.op, c.dtype, t, segment_.offset_of(w.target, t), c.origin, c.origin2, c.result, c.count, stripes_);

@@ -1,6 +1,7 @@
 // Choosing, loading and resolving the process's libfabric (fabric_library.hpp
 // says why it is loaded at run time, onesided/runtime.hpp which one).
 #include "transport/fabric_library.hpp"
+#include "transport/fabric_prewarm.hpp"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -143,5 +144,6 @@ const FabricLibrary& fabric_library() { return load(""); }
 
 onesided::Libfabric onesided::load_libfabric(const std::string& bundled) {
   const auto& lib = detail::load(bundled);
+  detail::prewarm_fabric();  // the first window then waits for little of libfabric's initialisation
   return {lib.path, lib.chosen_by, FI_MAJOR(lib.version), FI_MINOR(lib.version)};
 }

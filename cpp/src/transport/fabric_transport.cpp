@@ -269,6 +269,9 @@ class FabricTransport final : public Transport {
   }
 
   std::size_t max_message_size() const override { return max_message_; }
+  std::size_t eager_message_size() const override {
+    return inject_size_ > sizeof(Envelope) ? std::min(inject_size_ - sizeof(Envelope), max_message_) : 0;
+  }
 
   std::size_t native_count(AtomicKind kind, Op op, Dtype dtype) override {
     const auto fop = fabric_op(op);

@@ -25,6 +25,8 @@ enum class MsgKind : std::uint8_t {
   NotifyDone,   // target -> origin: counted (token echoed)
   Races,        // origin -> target: accesses for the race checker (races/race_log.hpp)
   RacesDone,    // target -> origin: the accesses are in the target's view
+  Scatter,      // origin -> target: write these pieces (paths/scattered_puts.hpp);
+                // answered by AtomicDone, the completion software atomics use
 };
 
 enum MsgFlags : std::uint8_t {
@@ -40,7 +42,7 @@ struct Header {
   std::uint8_t flags;
   std::uint32_t window;  // the receiver's window id
   std::uint32_t origin;  // the sender's rank in the window's group
-  std::uint32_t count;   // elements (Atomic); the counter's index (Notify)
+  std::uint32_t count;   // elements (Atomic); the counter's index (Notify); pieces (Scatter)
   std::uint64_t offset;  // byte offset in the target's window; on a dynamic window, the address (Atomic)
   std::uint64_t token;   // sender's cookie, echoed in the reply
 };
@@ -59,6 +61,6 @@ inline Header make_header(MsgKind kind, std::uint32_t window, int origin, std::u
   return h;
 }
 
-inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::RacesDone) + 1;
+inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::Scatter) + 1;
 
 }  // namespace onesided::detail

@@ -93,6 +93,10 @@ class Transport {
                       const void* compare, void* result, std::size_t count, RemoteRegion region,
                       std::uint64_t offset, Completion* done) = 0;
   virtual std::size_t max_message_size() const = 0;
+  // The largest message that leaves at once (the provider copies it; no
+  // rendezvous with the receiver's progress), 0 when there is none: what a
+  // sender that can split its data fills.
+  virtual std::size_t eager_message_size() const = 0;
   virtual void set_message_handler(MessageHandler handler) = 0;
 
   // Drives the provider and dispatches what completed; returns the number of

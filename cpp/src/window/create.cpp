@@ -6,6 +6,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "atomics/cpu_atomics.hpp"
 #include "memory/allocated_blocks.hpp"
@@ -17,6 +20,7 @@
 #include "races/race_log.hpp"
 #include "peers/liveness.hpp"
 #include "window/impl.hpp"
+#include "window/agreed.hpp"
 #include "window/agreement.hpp"
 #include "window/reachability.hpp"
 #include "window/records.hpp"
@@ -52,36 +56,112 @@ std::atomic<std::uint64_t>* notify_words(const SharedSegment& segment, int nrank
                                                        publication_bytes(nranks));
 }
 
-// What the first agreement of a creation tells every rank.
-struct Agreed {
-  bool same_host = true;      // every rank of the group on this host
-  bool shared_memory = true;  // ... and every rank may take the shared-memory path
-  std::vector<std::string> places;  // Create: where each rank's memory lies in an Alloc_mem block
-};
-
 // Collective, the first step of every creation (agreement.hpp): each rank's
 // verdict on its own arguments, the settings that must match, and its host
 // (its host key: memory/host_identity.hpp, what sharing memory needs, not
 // the hostname) and whether it may take the shared-memory path: none asks
 // for a network provider (explicitly or through FI_PROVIDER), for software
-// atomics, or to keep off shared memory. Every rank decides from the same data.
-// `place` (Create) rides along: where this rank's memory lies in an
-// Alloc_mem block (memory/allocated_blocks.hpp), so recognising it costs
-// no round of its own.
+// atomics, or to keep off shared memory. The round also carries what the
+// rest of the creation needs to know of every rank before the exchange
+// (agreed.hpp): its size, pid and base, and rank 0's file, made here
+// (empty: a few microseconds) before anyone knows whether a segment will
+// map it. Every rank decides from the same data. `place` (Create) rides
+// along too: where this rank's memory lies in an Alloc_mem block
+// (memory/allocated_blocks.hpp), so recognising it costs no round of its own.
 Agreed agree_on(Bootstrap& group, const std::optional<Error>& local, const Config& config, Flavor flavor,
-                const std::string& place = "") {
+                std::size_t size, const void* base, const std::string& place = "") {
   const bool wants = !config.wants_network() && config.software_only.empty() && config.shared_memory;
-  const auto all = agree(group, local, local ? "" : config.agreed(flavor),
-                         std::string(wants ? "1" : "0") + host_key() + "\n" + place);
   Agreed a;
-  const auto host = [](const std::string& x) { return x.substr(1, x.find('\n') - 1); };
+  a.host_key = host_key();
+  std::string offered;
+  if (group.rank() == 0) {
+    try {
+      a.file = SharedSegment::offer();
+      offered = a.file.address().text();
+    } catch (const Error& e) {
+      offered = "!" + std::string(e.what());
+    }
+  }
+  Record mine;
+  mine.str(wants ? "1" : "0").str(a.host_key).str(host_name()).put(static_cast<std::uint64_t>(size));
+  mine.put(static_cast<std::int64_t>(::getpid())).put(reinterpret_cast<std::uint64_t>(base)).str(offered);
+  mine.str(place);
+  const auto all = agree(group, local, local ? "" : config.agreed(flavor), mine.bytes);
   for (const auto& x : all) {
-    a.same_host = a.same_host && host(x) == host(all[0]);
-    a.shared_memory = a.shared_memory && x[0] == '1';
-    a.places.push_back(x.substr(x.find('\n') + 1));
+    RecordReader rd{x};
+    const bool ok = rd.str() == "1";
+    a.keys.push_back(rd.str());
+    a.names.push_back(rd.str());
+    a.sizes.push_back(static_cast<std::size_t>(rd.get<std::uint64_t>()));
+    a.pids.push_back(rd.get<std::int64_t>());
+    a.bases.push_back(rd.get<std::uint64_t>());
+    const std::string at = rd.str();
+    if (a.keys.size() == 1) a.offered = at;  // rank 0's
+    a.places.push_back(rd.str());
+    a.same_host = a.same_host && a.keys.back() == a.keys[0];
+    a.shared_memory = a.shared_memory && ok;
   }
   a.shared_memory = a.shared_memory && a.same_host;
   return a;
+}
+
+// The segment every rank maps from rank 0's file (agreed.hpp), laid out for
+// `sizes`; a local failure is returned in `failed` (to be raised at every
+// rank by the exchange), layout errors raise here at every rank alike.
+std::shared_ptr<SharedSegment> map_offered(Agreed& a, const std::vector<std::size_t>& sizes, bool noncontig,
+                                           std::size_t control, const char* what, std::string& failed) {
+  const SharedSegment::Layout layout(sizes, noncontig, control);
+  if (a.offered.starts_with('!'))
+    raise(ErrorCategory::Transport, std::string(what) + ": rank 0 could not make the shared memory (" +
+                                        a.offered.substr(1) + ")");
+  try {
+    return SharedSegment::map(layout, std::move(a.file), MemoryFileAddress::from_text(a.offered));
+  } catch (const Error& e) {
+    failed = std::string(what) + ": could not map the shared memory (" + e.what() + ")";
+    return nullptr;
+  }
+}
+
+// A Create window over Alloc_mem memory at every rank (agreed places):
+// the control mapping from rank 0's file, as Allocate's, then every peer's
+// block. Whether every rank mapped everything must reach every rank alike
+// before the path is chosen (the exchange's contents depend on it), so
+// such a window pays one round of its own here; plain Create windows never
+// come here. Null at every rank alike when any rank failed: rank 0 then
+// keeps its file, for the lock segment the exchange may map from it.
+std::shared_ptr<SharedSegment> join_blocks(Bootstrap& group, Agreed& a, std::byte* base, std::size_t control) {
+  std::shared_ptr<SharedSegment> joined;
+  std::string failed;
+  try {
+    joined = map_offered(a, std::vector<std::size_t>(static_cast<std::size_t>(group.size()), 0), false, control,
+                         "Create", failed);
+    if (joined) failed = joined->join(group.rank(), base, a.places);
+  } catch (const Error& e) {
+    failed = e.what();
+  }
+  if (failed.empty() && !joined) failed = "no control mapping";
+  for (const auto& x : group.allgather(failed))
+    if (!x.empty()) {
+      if (joined) a.file = joined->take_file();
+      return nullptr;
+    }
+  return joined;
+}
+
+// What the endpoint's provider does natively: a property of the open
+// provider, probed once per endpoint (some nine hundred queries of the
+// transport, a third of a later window's own work before this) and kept
+// for the process's later windows. An endpoint that went and came back is
+// probed again: its weak pointer has expired.
+const NativeTable& native_table_of(const std::shared_ptr<Endpoint>& endpoint) {
+  static std::mutex mutex;
+  static std::vector<std::pair<std::weak_ptr<Endpoint>, NativeTable>> probed;
+  std::lock_guard lock(mutex);
+  for (const auto& [known, table] : probed)
+    if (known.lock() == endpoint) return table;
+  std::erase_if(probed, [](const auto& entry) { return entry.first.expired(); });
+  probed.emplace_back(endpoint, NativeTable::probe(endpoint->transport()));
+  return probed.back().second;
 }
 
 void check_group(const std::shared_ptr<Bootstrap>& group) {
@@ -104,8 +184,8 @@ std::pair<Config, Agreed> agree_sized(Bootstrap& group, const Info& info, int di
     check_disp_unit(disp_unit);
     check_size(size);
   });
-  const Agreed a = agree_on(group, local, config, flavor);
-  return {config, a};
+  Agreed a = agree_on(group, local, config, flavor, size, nullptr);
+  return {config, std::move(a)};
 }
 
 void check_size(std::size_t size) {
@@ -119,9 +199,10 @@ void check_size(std::size_t size) {
 // Every argument was checked, and agreed on, by the factory that calls this.
 Window::Impl::Impl(const Config& cfg, std::shared_ptr<Bootstrap> group, Flavor flavor, void* base,
                    std::size_t size, int disp_unit, std::unique_ptr<std::byte[]> owned,
-                   std::shared_ptr<SharedSegment> shared, bool same_host, bool shared_memory_path)
+                   std::shared_ptr<SharedSegment> shared, Agreed agreed, bool shared_memory_path,
+                   std::string failed)
     : config(cfg), epochs(group->size()) {
-  s.same_host = same_host;
+  s.same_host = agreed.same_host;
   s.group = std::move(group);
   s.rank = s.group->rank();
   s.nranks = s.group->size();
@@ -136,25 +217,27 @@ Window::Impl::Impl(const Config& cfg, std::shared_ptr<Bootstrap> group, Flavor f
   s.accumulate_granularity = config.accumulate_granularity;
   posts_.reset(new std::atomic<int>[static_cast<std::size_t>(s.nranks)]());
   completes_.reset(new std::atomic<int>[static_cast<std::size_t>(s.nranks)]());
-  negotiate(shared_memory_path);
+  negotiate(shared_memory_path, agreed, std::move(failed));
 }
 
 Window::Impl::~Impl() { release(); }
 
-void Window::Impl::negotiate(bool shared_memory_path) {
+void Window::Impl::negotiate(bool shared_memory_path, Agreed& agreed, std::string failed) {
   // The provider: the one every rank asked for (agreed), else FI_PROVIDER,
   // else shm on one host and tcp across hosts.
   std::string provider = config.provider;
   if (provider.empty() && !std::getenv("FI_PROVIDER")) provider = s.same_host ? "shm" : "tcp;ofi_rxm";
 
-  // Round 1: open the endpoint and expose the memory, then exchange the
-  // result; a failure at any rank is raised at every rank.
-  std::string status, address;
+  // The exchange, the creation's second round and last but for the
+  // barrier: open the endpoint and expose the memory, then exchange the
+  // result; a failure at any rank (`failed`: one before this step, as
+  // mapping the window's segment) is raised at every rank.
+  std::string status = std::move(failed), address;
   RemoteRegion region;
   NativeTable native;
   Probe probe;  // across hosts: the word peers read to prove they reach this rank
   std::uint16_t liveness = 0;  // across hosts: where peers watch this process live (peers/liveness.hpp)
-  try {
+  if (status.empty()) try {
     s.endpoint = Endpoint::get(provider, s.same_host);
     if (s.flavor != Flavor::Dynamic) {
       s.region = s.endpoint->transport().register_region(s.base, s.size);
@@ -163,7 +246,7 @@ void Window::Impl::negotiate(bool shared_memory_path) {
     address = s.endpoint->transport().address();
     s.id = s.endpoint->reserve();
     s.provider = s.endpoint->transport().provider();
-    native = NativeTable::probe(s.endpoint->transport());
+    native = native_table_of(s.endpoint);
     if (!s.same_host) {
       probe = Probe::open(s.endpoint->transport());
       peer_timeout();  // a malformed ONESIDED_PEER_TIMEOUT fails here, at every rank alike
@@ -172,6 +255,37 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   } catch (const Error& e) {
     status = e.what();
   }
+  // On one host with shm (shared memory not switched off), ranks may reach
+  // each other without the provider: cross-memory attach for a Create
+  // window's puts and gets, doorbells, and window locks in shared memory
+  // (the shared-memory path has its own), which cost atomic instructions
+  // instead of two round trips to the target's progress engine. May this
+  // rank reach every other's window by cross-memory attach (the
+  // agreement gave their pids and bases), and does it want shared-memory
+  // locks (the switch may differ by rank), in a lock segment it has mapped
+  // from rank 0's file when the window has no segment of its own? The
+  // exchange tells every rank every rank's answers.
+  const bool local = status.empty() && s.same_host && config.shared_memory && s.provider == "shm";
+  const bool try_cma = local && s.flavor == Flavor::Create;
+  bool reach = try_cma;
+  for (int r = 0; reach && r < s.nranks; ++r)
+    if (r != s.rank && agreed.sizes[r] > 0)
+      reach = cma::can_read(static_cast<pid_t>(agreed.pids[r]), agreed.bases[r], 1);
+  const bool try_locks = local && !shared_memory_path;
+  std::shared_ptr<SharedSegment> lock_segment;
+  if (try_locks && !s.shared) {
+    // Room for the ranks' window locks, then their atomic locks (used with
+    // cross-memory attach). Failing to map it only keeps this rank, and so
+    // every rank, on lock messages and the provider's atomics.
+    std::string unmapped;
+    try {
+      lock_segment = map_offered(agreed, std::vector<std::size_t>(static_cast<std::size_t>(s.nranks), 0), false,
+                                 2 * lock_bytes(s.nranks), "the window's locks", unmapped);
+    } catch (const Error&) {
+      lock_segment = nullptr;
+    }
+  }
+  const bool locks_here = try_locks && (s.shared || lock_segment);
   Record mine;
   mine.str(status).str(s.provider).str(address);
   mine.put(s.id).put(region.addr).put(region.key).put(static_cast<std::uint64_t>(s.size));
@@ -180,14 +294,16 @@ void Window::Impl::negotiate(bool shared_memory_path) {
   mine.put(probe.target.region.addr).put(probe.target.region.key);
   mine.str(probe.target.host).str(probe.target.address).str(probe.target.interface);
   mine.str(s.same_host ? Doorbell::address().text() : MemoryFileAddress{}.text());
-  const std::string key_here = host_key();
-  mine.str(key_here).str(host_name()).put(liveness);
+  const std::string& key_here = agreed.host_key;
+  mine.str(key_here).str(agreed.names[static_cast<std::size_t>(s.rank)]).put(liveness);
+  mine.str(std::string{reach ? '1' : '0', locks_here ? '1' : '0'});
   auto all = s.group->allgather(mine.bytes);
   std::vector<ProbeTarget> targets(static_cast<std::size_t>(s.nranks));
   std::vector<MemoryFileAddress> bells(static_cast<std::size_t>(s.nranks));  // where each rank's doorbell opens
   NativeTable everywhere = native;
   s.peers.resize(static_cast<std::size_t>(s.nranks));
   std::string failures;
+  bool cma = try_cma, locks = locks_here;
   for (int r = 0; r < s.nranks; ++r) {
     RecordReader rd{all[r]};
     std::string st = rd.str(), prov = rd.str(), addr = rd.str();
@@ -210,6 +326,9 @@ void Window::Impl::negotiate(bool shared_memory_path) {
     const std::string key = rd.str();
     p.host = rd.str();
     const auto port = rd.get<std::uint16_t>();
+    const std::string choices = rd.str();
+    cma = cma && choices[0] == '1';
+    locks = locks && choices[1] == '1';
     // Each peer's life is watched the way its host allows: by pid on this
     // host, by a kept TCP connection to its liveness listener on another.
     if (r != s.rank && st.empty())
@@ -248,35 +367,11 @@ void Window::Impl::negotiate(bool shared_memory_path) {
       throw;
     }
   }
-  s.plan = AtomicPlan(s.declared, native, everywhere, s.provider,
-                      config.software_only.empty() ? s.endpoint->transport().native_unavailable()
-                                                   : config.software_only);
   s.rule = OrderRule(s.ordering, s.endpoint->transport().atomic_order());
-  // The shared-memory path: every op completes in the calling thread,
-  // sequentially consistent, on CPU atomics.
-  if (shared_memory_path) s.plan = AtomicPlan::cpu(cpu::lock_free);
 
-  // Round 2: on one host with shm (shared memory not switched off), ranks
-  // may reach each other without the provider: cross-memory attach for a
-  // Create window's puts and gets, doorbells, and window locks in shared
-  // memory (the shared-memory path has its own), which cost atomic
-  // instructions instead of two round trips to the target's progress
-  // engine. May this rank reach every other's window by cross-memory
-  // attach, and does it want shared-memory locks (the switch may differ
-  // by rank)?
-  const bool local = s.same_host && config.shared_memory && s.provider == "shm";
-  const bool try_cma = local && s.flavor == Flavor::Create;
-  bool reach = try_cma;
-  for (int r = 0; reach && r < s.nranks; ++r)
-    if (r != s.rank && s.peers[r].size > 0)
-      reach = cma::can_read(static_cast<pid_t>(s.peers[r].pid), s.peers[r].base, 1);
-  const bool try_locks = local && !shared_memory_path;
-  all = s.group->allgather(std::string{reach ? '1' : '0', try_locks ? '1' : '0'});
-  bool cma = try_cma, locks = try_locks;
-  for (const auto& a : all) {
-    cma = cma && a[0] == '1';
-    locks = locks && a[1] == '1';
-  }
+  // Every rank has opened rank 0's file: its descriptor may go.
+  if (s.shared) s.shared->mapped_everywhere();
+  if (lock_segment) lock_segment->mapped_everywhere();
   // An idle target sleeps on its doorbell; posting to it rings.
   if (local)
     for (int r = 0; r < s.nranks; ++r)
@@ -295,23 +390,26 @@ void Window::Impl::negotiate(bool shared_memory_path) {
     notify_counters = NotifyCounters::owned(s.notifications);
   }
   // Window locks in shared memory (and, with cross-memory attach, the
-  // ranks' atomic locks after them) need a mapping: the window's own, or a
-  // small segment. Failing to make it raises at every rank alike: every
-  // rank then keeps lock messages and the provider's atomics.
-  std::shared_ptr<SharedSegment> segment = s.shared;
+  // ranks' atomic locks after them) need a mapping: the window's own, or
+  // the lock segment mapped before the exchange. A rank that could not map
+  // it said so in the exchange: every rank then keeps lock messages and the
+  // provider's atomics.
+  std::shared_ptr<SharedSegment> segment = s.shared ? s.shared : lock_segment;
   SharedLockWord* words = nullptr;
-  if (locks) {
-    if (!segment) {
-      try {
-        segment = SharedSegment::create(*s.group, 0, false, (cma ? 2 : 1) * lock_bytes(s.nranks));
-      } catch (const Error&) {
-        segment = nullptr;
-      }
-    }
-    if (segment) words = s.shared ? lock_words(*segment) : reinterpret_cast<SharedLockWord*>(segment->control());
-  }
+  if (locks) words = s.shared ? lock_words(*segment) : reinterpret_cast<SharedLockWord*>(segment->control());
   cma = cma && words && !s.shared;
-  if (cma) s.plan = AtomicPlan::uniform(CrossMemoryAtomics::reason());
+  // The atomics' plan, once the path is known (the provider's plan, a
+  // thousand lookups and as many strings, only for the provider's path).
+  // The shared-memory path: every op completes in the calling thread,
+  // sequentially consistent, on CPU atomics.
+  if (shared_memory_path)
+    s.plan = AtomicPlan::cpu(cpu::lock_free);
+  else if (cma)
+    s.plan = AtomicPlan::uniform(CrossMemoryAtomics::reason());
+  else
+    s.plan = AtomicPlan(s.declared, native, everywhere, s.provider,
+                        config.software_only.empty() ? s.endpoint->transport().native_unavailable()
+                                                     : config.software_only);
   path = shared_memory_path ? detail::shared_memory_path(s)
          : cma              ? cross_memory_path(s, software, segment, words + s.nranks)
                             : provider_path(s, software);
@@ -361,16 +459,15 @@ std::unique_ptr<Window> Window::create(void* base, std::size_t size, int disp_un
   // until the window is freed (a failed creation lets it go).
   std::optional<BlockUse> block;
   if (!local && size > 0 && flavor == Flavor::Create) block = use_allocated(base, size);
-  const Agreed a = agree_on(*group, local, config, flavor, place_text(size, block ? &block->place : nullptr));
+  Agreed a = agree_on(*group, local, config, flavor, size, base, place_text(size, block ? &block->place : nullptr));
   // Memory from Alloc_mem at every rank, on one host: the ranks map each
   // other's blocks and take the shared-memory path, as Allocate does.
   std::shared_ptr<SharedSegment> joined;
-  if (a.shared_memory && flavor == Flavor::Create)
-    joined = SharedSegment::join(*group, static_cast<std::byte*>(base), a.places,
-                                 control_bytes(group->size(), config.notifications));
+  if (a.shared_memory && flavor == Flavor::Create && SharedSegment::in_blocks(a.places))
+    joined = join_blocks(*group, a, static_cast<std::byte*>(base), control_bytes(group->size(), config.notifications));
   const bool shared_path = joined != nullptr;
   auto impl = std::make_unique<Impl>(config, std::move(group), flavor, base, size, disp_unit, nullptr,
-                                     std::move(joined), a.same_host, shared_path);
+                                     std::move(joined), std::move(a), shared_path, "");
   if (block) impl->s.exposed_block = std::move(block->use);
   return std::unique_ptr<Window>(new Window(std::move(impl)));
 }
@@ -378,13 +475,16 @@ std::unique_ptr<Window> Window::create(void* base, std::size_t size, int disp_un
 std::unique_ptr<Window> Window::allocate(std::size_t size, int disp_unit, const Info& info,
                                          std::shared_ptr<Bootstrap> group) {
   check_group(group);
-  const auto [config, a] = agree_sized(*group, info, disp_unit, size, Flavor::Allocate);
+  auto [config, a] = agree_sized(*group, info, disp_unit, size, Flavor::Allocate);
   if (a.shared_memory) {
     // Page-aligned segments keep every element naturally aligned.
-    auto segment = SharedSegment::create(*group, size, true, control_bytes(group->size(), config.notifications));
-    void* base = segment->base(group->rank());
-    return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
-        config, std::move(group), Flavor::Allocate, base, size, disp_unit, nullptr, std::move(segment), true, true)));
+    std::string failed;
+    const auto sizes = a.sizes;
+    auto segment = map_offered(a, sizes, true, control_bytes(group->size(), config.notifications), "Allocate", failed);
+    void* base = segment ? segment->base(group->rank()) : nullptr;
+    return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(config, std::move(group), Flavor::Allocate, base,
+                                                                     size, disp_unit, nullptr, std::move(segment),
+                                                                     std::move(a), true, std::move(failed))));
   }
   // 64-byte alignment keeps every element naturally aligned for atomics.
   // An allocation that fails on one rank fails every rank.
@@ -392,28 +492,33 @@ std::unique_ptr<Window> Window::allocate(std::size_t size, int disp_unit, const 
   agree(*group, verdict([&] { memory = std::make_unique<std::byte[]>(checked_add(size, 64, "window size")); }), "");
   void* base = memory.get() + (64 - reinterpret_cast<std::uintptr_t>(memory.get()) % 64) % 64;
   return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
-      config, std::move(group), Flavor::Allocate, base, size, disp_unit, std::move(memory), nullptr, a.same_host, false)));
+      config, std::move(group), Flavor::Allocate, base, size, disp_unit, std::move(memory), nullptr, std::move(a),
+      false, "")));
 }
 
 std::unique_ptr<Window> Window::allocate_shared(std::size_t size, int disp_unit, const Info& info,
                                                 std::shared_ptr<Bootstrap> group) {
   check_group(group);
-  const auto [config, a] = agree_sized(*group, info, disp_unit, size, Flavor::Shared);
-  auto segment = SharedSegment::create(*group, size, config.alloc_shared_noncontig,
-                                       control_bytes(group->size(), config.notifications));
-  void* base = segment->base(group->rank());
-  return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
-      config, std::move(group), Flavor::Shared, base, size, disp_unit, nullptr, std::move(segment), a.same_host,
-      a.shared_memory)));
+  auto [config, a] = agree_sized(*group, info, disp_unit, size, Flavor::Shared);
+  check_one_host(a.keys, a.names, "Allocate_shared");
+  std::string failed;
+  const auto sizes = a.sizes;
+  auto segment = map_offered(a, sizes, config.alloc_shared_noncontig,
+                             control_bytes(group->size(), config.notifications), "Allocate_shared", failed);
+  void* base = segment ? segment->base(group->rank()) : nullptr;
+  const bool shared_memory_path = a.shared_memory;
+  return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(config, std::move(group), Flavor::Shared, base, size,
+                                                                   disp_unit, nullptr, std::move(segment), std::move(a),
+                                                                   shared_memory_path, std::move(failed))));
 }
 
 std::unique_ptr<Window> Window::create_dynamic(const Info& info, std::shared_ptr<Bootstrap> group) {
   check_group(group);
   Config config;
   const auto local = verdict([&] { config = Config::parse(info); });
-  const Agreed a = agree_on(*group, local, config, Flavor::Dynamic);
+  Agreed a = agree_on(*group, local, config, Flavor::Dynamic, 0, nullptr);
   return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
-      config, std::move(group), Flavor::Dynamic, nullptr, 0, 1, nullptr, nullptr, a.same_host, false)));
+      config, std::move(group), Flavor::Dynamic, nullptr, 0, 1, nullptr, nullptr, std::move(a), false, "")));
 }
 
 void Window::fail_creation(Bootstrap& group, const Error& error) {

@@ -1,9 +1,12 @@
 // The origin's epoch bookkeeping (epoch.hpp's rules) and what each open
 // epoch remembers, under one mutex: any thread may open, use or close
-// epochs, so every member here is read and written under `mutex`.
+// epochs, so every member here is read and written under `mutex`, but for
+// the atomic mirror at the end, which is written under it and read without.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -28,6 +31,26 @@ struct Epochs {
   // The open access epoch (Start) has matched that target's Post (1), or
   // has also sent it Complete (kCompleted: an interrupted Complete resumes).
   std::vector<std::uint8_t> post_matched;
+
+  // A lock-free mirror of one rule of `state`: a passive-target epoch (Lock
+  // on the target, or Lock_all) grants access to it. Written under `mutex`
+  // by whoever opens or closes such an epoch (mirror, right after the
+  // state changes), read without it by every RMA call (grants), so the
+  // common call takes no mutex: the state is decided once per epoch, not
+  // per call. Fence and Start epochs are not mirrored (a fence records
+  // that it was used, a Start matches Posts): those calls take the mutex.
+  std::unique_ptr<std::atomic<std::uint8_t>[]> passive =
+      std::make_unique<std::atomic<std::uint8_t>[]>(post_matched.size());
+  std::atomic<bool> passive_all{false};
+
+  void mirror(int target) {
+    passive[static_cast<std::size_t>(target)].store(state.locked(target), std::memory_order_release);
+  }
+  void mirror_all() { passive_all.store(state.lock_all(), std::memory_order_release); }
+  bool grants(int target) const {
+    return passive_all.load(std::memory_order_acquire) ||
+           passive[static_cast<std::size_t>(target)].load(std::memory_order_acquire);
+  }
 };
 
 }  // namespace onesided::detail

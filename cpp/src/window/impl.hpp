@@ -23,6 +23,7 @@
 #include "paths/atomic_routes.hpp"
 #include "paths/data_path.hpp"
 #include "window/addressing.hpp"
+#include "window/agreed.hpp"
 #include "window/config.hpp"
 #include "state/epoch_events.hpp"
 #include "window/epochs.hpp"
@@ -42,7 +43,8 @@ class Window::Impl final : public detail::MessageSink {
  public:
   Impl(const detail::Config& config, std::shared_ptr<Bootstrap> group, Flavor flavor, void* base,
        std::size_t size, int disp_unit, std::unique_ptr<std::byte[]> owned,
-       std::shared_ptr<detail::SharedSegment> shared, bool same_host, bool shared_memory_path);
+       std::shared_ptr<detail::SharedSegment> shared, detail::Agreed agreed, bool shared_memory_path,
+       std::string failed);
   ~Impl();
 
   // operations.cpp
@@ -111,7 +113,7 @@ class Window::Impl final : public detail::MessageSink {
 
  private:
   // create.cpp
-  void negotiate(bool shared_memory_path);
+  void negotiate(bool shared_memory_path, detail::Agreed& agreed, std::string failed);
   void release();  // local teardown, safe to call twice
 
   // operations.cpp: the epoch checks of an access to `target`, and the

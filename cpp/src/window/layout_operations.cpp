@@ -1,8 +1,10 @@
 // The data calls on non-contiguous data: the layouts are checked here, at
 // the edge (same dtype and count on every side, no byte written twice, the
 // whole target extent inside what the target exposes), before anything is
-// sent; then the layouts are walked in step (layout/runs.hpp) and every
-// stretch that is contiguous on all sides goes to the window's path.
+// sent; then the layouts are walked in step and every stretch that is
+// contiguous on all sides goes to the window's path: as one loop nest
+// (layout/nest.hpp) when the layouts pair so, which a path may run as plain
+// loops, else stretch by stretch (layout/runs.hpp).
 //
 // Semantics kept: the stretches of one call are issued in element order,
 // so accumulate-style ops stay atomic per element (each stretch is one
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "layout/nest.hpp"
 #include "layout/runs.hpp"
 #include "window/impl.hpp"
 
@@ -61,6 +64,15 @@ void in_batches(const Layout& buffer, const Layout& target, Hand&& hand) {
   if (!batch.empty()) hand(std::span<const Piece>(batch));
 }
 
+// The nest of a buffer's layout and the target's, its target offsets from
+// the Where (which starts at the target layout's first byte), as
+// in_batches gives them.
+std::optional<Nest<2>> target_nest(const Layout& buffer, const Layout& target) {
+  auto nest = nest_of<2>({&buffer, &target});
+  if (nest) nest->start[1] -= target.lo();
+  return nest;
+}
+
 }  // namespace
 
 // The checked place of a target layout's extent; nullopt for PROC_NULL.
@@ -77,8 +89,10 @@ void Window::Impl::put(const std::byte* origin, const Layout& ol, int target, st
                        const RequestPtr& request) {
   check_match(ol, "origin", tl, "target");
   check_disjoint(tl, "target");
-  if (const auto w = place(target, disp, tl))
-    in_batches(ol, tl, [&](std::span<const Piece> pieces) { path->put_pieces(*w, origin, pieces, request); });
+  const auto w = place(target, disp, tl);
+  if (!w) return;
+  if (const auto nest = target_nest(ol, tl)) return path->put_nest(*w, origin, *nest, request);
+  in_batches(ol, tl, [&](std::span<const Piece> pieces) { path->put_pieces(*w, origin, pieces, request); });
 }
 
 void Window::Impl::get(std::byte* result, const Layout& rl, int target, std::int64_t disp, const Layout& tl,
@@ -86,8 +100,10 @@ void Window::Impl::get(std::byte* result, const Layout& rl, int target, std::int
   check_match(rl, "result", tl, "target");
   check_disjoint(rl, "result");
   check_disjoint(tl, "target");
-  if (const auto w = place(target, disp, tl))
-    in_batches(rl, tl, [&](std::span<const Piece> pieces) { path->get_pieces(*w, result, pieces, request); });
+  const auto w = place(target, disp, tl);
+  if (!w) return;
+  if (const auto nest = target_nest(rl, tl)) return path->get_nest(*w, result, *nest, request);
+  in_batches(rl, tl, [&](std::span<const Piece> pieces) { path->get_pieces(*w, result, pieces, request); });
 }
 
 void Window::Impl::atomic(const AtomicCall& c, const Layout* ol, const Layout* rl, int target, std::int64_t disp,
@@ -108,18 +124,20 @@ void Window::Impl::atomic(const AtomicCall& c, const Layout* ol, const Layout* r
   const std::size_t itemsize = dtype_info(c.dtype).size;
   const auto* origin = static_cast<const std::byte*>(c.origin);
   auto* result = static_cast<std::byte*>(c.result);
+  auto apply = [&](const std::array<std::int64_t, 3>& at, std::uint64_t n) {
+    const AtomicCall piece{c.function,
+                           c.op,
+                           origin ? origin + at[0] : nullptr,
+                           nullptr,
+                           result ? result + at[1] : nullptr,
+                           static_cast<std::size_t>(n / itemsize),
+                           c.dtype};
+    path->accumulate(shifted(w, static_cast<std::uint64_t>(at[2] - tl.lo())), piece, request);
+  };
   // An absent operand walks no layout (its offsets stay 0 and unused).
-  Pieces<3>({origin ? ol : nullptr, result ? rl : nullptr, &tl})
-      .for_each([&](const std::array<std::int64_t, 3>& at, std::uint64_t n) {
-        const AtomicCall piece{c.function,
-                               c.op,
-                               origin ? origin + at[0] : nullptr,
-                               nullptr,
-                               result ? result + at[1] : nullptr,
-                               static_cast<std::size_t>(n / itemsize),
-                               c.dtype};
-        path->accumulate(shifted(w, static_cast<std::uint64_t>(at[2] - tl.lo())), piece, request);
-      });
+  const std::array<const Layout*, 3> sides{origin ? ol : nullptr, result ? rl : nullptr, &tl};
+  if (const auto nest = nest_of<3>(sides)) return nest->for_each_chunk(apply);
+  Pieces<3>(sides).for_each(apply);
 }
 
 // ---- the public calls ---------------------------------------------------------

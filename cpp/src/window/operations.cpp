@@ -34,6 +34,7 @@ void Window::Impl::check_admits(Function f, Op op) {
 void Window::Impl::access(int target) {
   s.check_live();
   s.check_rank(target);
+  if (epochs.grants(target)) return;  // a passive epoch: nothing to record, no Post to match
   bool await_post;
   {
     std::lock_guard lk(epochs.mutex);

@@ -46,6 +46,7 @@ bool Window::Impl::begin_lock(int target, LockType type, unsigned assertion) {
   {
     std::lock_guard lk(epochs.mutex);
     epochs.state.on_lock(target);
+    epochs.mirror(target);
     epochs.nocheck[target] = nocheck;
     epochs.exclusive[target] = type == LockType::Exclusive;
   }
@@ -76,6 +77,7 @@ void Window::Impl::unlock(int target) {
   {
     std::lock_guard lk(epochs.mutex);
     epochs.state.on_unlock(target);
+    epochs.mirror(target);
     nocheck = epochs.nocheck[target];
     exclusive = epochs.exclusive[target];
   }
@@ -89,6 +91,7 @@ void Window::Impl::unlock(int target) {
     if (e.category() == ErrorCategory::Interrupted) {
       std::lock_guard lk(epochs.mutex);
       epochs.state.on_lock(target);
+      epochs.mirror(target);
       throw;
     }
     if (!nocheck) window_lock->release(target, exclusive);
@@ -109,6 +112,7 @@ void Window::Impl::lock_all(unsigned assertion) {
   {
     std::lock_guard lk(epochs.mutex);
     epochs.state.on_lock_all();
+    epochs.mirror_all();
     epochs.lock_all_nocheck = nocheck;
   }
   events->locked_all();
@@ -123,6 +127,7 @@ void Window::Impl::unlock_all() {
   {
     std::lock_guard lk(epochs.mutex);
     epochs.state.on_unlock_all();
+    epochs.mirror_all();
     nocheck = epochs.lock_all_nocheck;
   }
   try {
@@ -131,6 +136,7 @@ void Window::Impl::unlock_all() {
     if (e.category() == ErrorCategory::Interrupted) {  // as in unlock()
       std::lock_guard lk(epochs.mutex);
       epochs.state.on_lock_all();
+      epochs.mirror_all();
       throw;
     }
     if (!nocheck) window_lock->release_all();

@@ -2,6 +2,7 @@
 // each handed to the concern it belongs to. Replies to this rank's own
 // requests arrive here too.
 #include "paths/in_flight_ops.hpp"
+#include "paths/scattered_puts.hpp"
 #include "window/impl.hpp"
 
 namespace onesided {
@@ -18,6 +19,9 @@ void Window::Impl::on_message(const Header& h, const std::byte* payload, std::si
         return addressing->local(at, bytes);
       });
       return;
+    case MsgKind::Scatter:
+      return ScatteredPuts::serve(s, h, payload, len,
+                                  [&](std::uint64_t at, std::size_t bytes) { return addressing->local(at, bytes); });
     case MsgKind::AtomicDone:
       return SoftwareAtomics::on_reply(h, payload, len);
     case MsgKind::Lock:

@@ -125,6 +125,11 @@ class Layout:
         return hash((self.shape, self.strides, self.offset, self.dtype))
 
 
+# The fast entries take a target Layout of exactly this class, reading the
+# core layouts to_core made (_core), so a layout is checked once per dtype.
+_core._set_layout_type(Layout)
+
+
 def _byte_bounds(a: np.ndarray) -> tuple[int, int]:
     # [lowest, highest + 1) byte address of a's elements (a.size > 0).
     lo = hi = a.__array_interface__["data"][0]

@@ -5,6 +5,7 @@ Run under MPI; the same communicator serves both libraries::
     mpiexec -n 2 python -m onesided.bench [--quick] [--all] [--plot DIR]
     mpiexec -n N python -m onesided.bench --contended [--quick]     # N = 2, 4, 8
     mpiexec -n 2 python -m onesided.bench --windows [--quick]
+    mpiexec -n N python -m onesided.bench --creation [--quick]      # N = 2, 4, 8, 16
 
 On 2 ranks it prints, as markdown tables with the ratio onesided / MPI.Win:
 
@@ -16,6 +17,10 @@ On 2 ranks it prints, as markdown tables with the ratio onesided / MPI.Win:
    Allocate and Create windows beside ``MPI.Win.Allocate``/``Create``;
 2. put and get bandwidth from 8 B to 4 MiB (64 ops then one Flush, as OSU's
    put_bw), with a single-process memcpy column for reference;
+2b, 2c. (full mode, or ``--only kinds``) put and get bandwidth from 8 B to
+   64 MiB on every window kind (Allocate, Create, Allocate_shared,
+   Create_dynamic) beside ``MPI.Win`` of the same kind and a single-core
+   memcpy, in one run;
 3. message rate: 8-byte puts and accumulates, 256 per Flush;
 3b. column exchange (a halo's strided put of one column): onesided's
    strided put beside copy-to-contiguous + put and beside ``MPI.Win`` with
@@ -39,6 +44,13 @@ kind (onesided and MPI.Win, Allocate and Create) made, used lightly and
 freed, with what each window costs in time and holds in the process
 (threads, descriptors, /dev/shm files, resident memory); ``make
 bench-windows`` runs it beside each peer.
+
+``--creation`` runs only figure 7 (``_creation.py``): the job's first
+window, then windows of each kind (Allocate, Create, Allocate_shared,
+Create_dynamic) made and freed one after another, onesided and MPI.Win
+taking turns on the same communicator, each call's slowest rank; ``make
+bench-creation`` runs it on 2, 4, 8 and 16 ranks beside each peer and
+prints the table across rank counts (``creation.py``).
 
 Rank 0 is the origin and rank 1 the passive target, and each library gets
 the target behaviour it needs at its best: for MPI.Win the target waits
@@ -90,6 +102,7 @@ def figures() -> list[Figure]:
     under its calibration line. A new figure is one entry here."""
     from . import _figures as fig
     from ._columns import column_exchange, column_exchange_text
+    from ._kinds import kinds_bandwidth, kinds_bandwidth_text
     from ._notify import notified_put, notified_put_text
     from ._paths import paths, paths_text
 
@@ -97,6 +110,7 @@ def figures() -> list[Figure]:
         Figure("latency", fig.latency, fig.latency_text, fig.latency_summary),
         Figure("epochs", fig.epoch_latency, fig.epoch_latency_text, fig.epoch_latency_summary),
         Figure("bandwidth", fig.bandwidth, fig.bandwidth_text),
+        Figure("kinds", kinds_bandwidth, kinds_bandwidth_text, full_only=True),
         Figure("rate", fig.message_rate, fig.message_rate_text, fig.message_rate_summary),
         Figure("columns", column_exchange, column_exchange_text),
         Figure("notified", notified_put, notified_put_text),
@@ -110,10 +124,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="fewer iterations and sizes (the demo, < 60 s)")
     parser.add_argument("--iters", type=int, default=None, help="latency: ops per repetition (default 2000, quick 300)")
     parser.add_argument("--reps", type=int, default=None, help="repetitions per figure (default 15, quick 5)")
+    parser.add_argument("--only", metavar="FIGURES", default=None,
+                        help="comma-separated 2-rank figures to run (latency, epochs, bandwidth, kinds, rate, "
+                             "columns, notified, paths); default: all")
     parser.add_argument("--contended", action="store_true",
                         help="only the contended-counter table, for this job's number of ranks")
     parser.add_argument("--windows", action="store_true",
                         help="only the many-windows tables (100 windows of each kind, used lightly)")
+    parser.add_argument("--creation", action="store_true",
+                        help="only the window-creation table (first window, later windows, Free), any number of ranks")
     parser.add_argument("--all", action="store_true",
                         help="also the contended-counter table for 2 ranks (other sizes need their own jobs)")
     parser.add_argument("--plot", metavar="DIR", default=None,
@@ -195,6 +214,10 @@ def main(argv: list[str] | None = None) -> int:
             run.write(args.json)
         return status
 
+    if args.creation:
+        # First: the figure times the job's first window.
+        return finish(_creation(comm, MPI, onesided, settings, progress, say, run))
+
     if args.contended or args.windows:
         if args.plot:
             say("(--plot is ignored with --contended and --windows: the charts come from the 2-rank run)")
@@ -215,8 +238,13 @@ def main(argv: list[str] | None = None) -> int:
 
     status = 0
     results: dict[str, Any] = {}
+    only = None if args.only is None else set(args.only.split(","))
+    unknown = (only or set()) - {f.key for f in figures()}
+    if unknown:
+        say(f"--only: no figure {', '.join(sorted(unknown))}; the figures: {', '.join(f.key for f in figures())}")
+        return 2
     for figure in figures():
-        if figure.full_only and settings.quick:
+        if (figure.full_only and settings.quick and not only) or (only and figure.key not in only):
             continue
         calibration = pingpong(comm, MPI, settings)
         res = figure.measure(comm, MPI, onesided, settings, progress)
@@ -277,4 +305,25 @@ def _many_windows(comm: Any, MPI: Any, onesided: Any, settings: Settings, progre
         if not ok:
             say("many windows: MISMATCH, the counters do not add up to the epochs issued")
     ok = comm.bcast(ok, root=0)
+    return 0 if ok else 1
+
+
+def _creation(comm: Any, MPI: Any, onesided: Any, settings: Settings, progress: Progress, say: Any,
+              run: _Run) -> int:
+    from ._calibration import pingpong, with_calibration
+    from ._creation import creation, creation_ok, creation_summary, creation_text
+    from ._figures import mpi_peer
+
+    calibration = pingpong(comm, MPI, settings)
+    res = creation(comm, MPI, onesided, settings, progress)
+    ok = True
+    if comm.rank == 0:
+        text = creation_text(res, settings, mpi_peer(MPI))
+        say(with_calibration(text, calibration))
+        run.add(text.partition("\n")[0].removeprefix("### "), calibration, creation_summary(res))
+        ok = creation_ok(res)
+        if not ok:
+            say("creation: onesided failed to make a kind of window")
+    ok = comm.bcast(ok, root=0)
+    progress("done")
     return 0 if ok else 1

@@ -63,12 +63,16 @@ def _interleaved(comm: Any, entries: list[tuple[str, Any, bool, Call]], reps: in
     """Median, min and max (a Spread) over ``reps`` of ``measure(call, win)`` for each entry
     (key, window, is MPI.Win, call), the entries taking turns within each
     repetition so that a slow spell of the machine hits them alike. Each
-    measurement runs inside Lock_all at rank 0; medians come back on rank 0."""
+    measurement runs inside Lock_all at rank 0 (an entry without a window,
+    a reference such as memcpy, outside any epoch); medians come back on
+    rank 0."""
     samples: dict[str, list[float]] = {key: [] for key, _, _, _ in entries}
     for _ in range(reps):
         for key, win, mpi, call in entries:
 
             def run(win: Any = win, call: Call = call) -> float:
+                if win is None:  # a reference without a window (memcpy): no epoch
+                    return measure(call, None)
                 win.Lock_all()
                 try:
                     return measure(call, win)

@@ -7,8 +7,8 @@ to Python only when every rank has joined: a rank waiting there for a peer
 that never comes ignores Ctrl-C and ``SIGTERM``'s Python handler alike, and
 a job under ``mpiexec`` whose ranks wait in ``Fence`` never ends (issue 25).
 This module runs the same collectives as MPI's non-blocking ones
-(``Idup``, ``Ibarrier``, ``Iallgather`` of the sizes then ``Iallgatherv``
-of the bytes) and waits for them in Python, so that the interpreter runs
+(``Idup``, ``Ibarrier``, ``Iallgather`` of fixed slots, then
+``Iallgatherv`` of what did not fit) and waits for them in Python, so that the interpreter runs
 signal handlers between tests.
 
 Guarantees
@@ -20,26 +20,32 @@ Guarantees
   this rank posted its part and will never complete it, so the
   communicator (a window's own duplicate of the caller's) must not be used
   for another collective (docs/semantics.md, "Interrupted calls").
-* Latency: the first second of a wait tests in a loop (what MPI's own
-  blocking wait does), yielding the core between tests, then sleeps between
-  tests, 20 us doubling to 10 ms, so a wait for a rank that is seconds late
-  costs no core.
+* Latency: the first 200 us of a wait test in a loop keeping the core
+  (what MPI's own blocking wait does), the rest of the first second tests
+  yielding the core between tests, then the wait sleeps between tests, 20 us
+  doubling to 10 ms, so a wait for a rank that is seconds late costs no core.
 """
 
 from __future__ import annotations
 
+import struct
 import time
 from typing import Any
-
-import numpy as np
 
 from ._deadline import check as check_deadline
 
 __all__ = ["PolledComm", "duplicate"]
 
+_HOT = 200e-6  # seconds of testing in a loop, keeping the core, before yielding it between tests
 _SPIN = 1.0  # seconds of testing in a loop, the core yielded between tests, before the first sleep
 _NAP_FIRST = 20e-6
 _NAP_MOST = 10e-3  # the longest sleep: bounds the reaction to a signal
+# allgather's slot: the bytes per rank that one round carries. A window's
+# creation exchanges 100-400 bytes per rank in each of its rounds; 1 KiB
+# slots keep those to one round each, and cost 16 KiB per round on 16 ranks.
+SLOT = 1024 - 8
+_HEADER = 8  # the slot's length field, int64
+_LENGTH = struct.Struct("<q")
 
 
 def _wait(request: Any) -> None:
@@ -47,9 +53,18 @@ def _wait(request: Any) -> None:
     if request.Test():
         return
     start = time.monotonic()
-    # As MPI's own blocking wait, test in a loop: a peer that comes a little
-    # late costs no more than in MPI_Barrier. sleep(0) gives the core (and
-    # the GIL) to whoever needs it between tests, as oversubscribed ranks do.
+    # First as MPI's own blocking wait: test in a loop, keeping the core. A
+    # peer that comes within _HOT costs what it costs in MPI_Barrier (2 us
+    # for a barrier of 2 ranks here); yielding between these tests made
+    # every round cost a trip through the scheduler (70-120 us on a loaded
+    # 2-core host), most of a window's creation. The interpreter still runs
+    # signal handlers between tests (the loop's back edge checks for them).
+    while time.monotonic() - start < _HOT:
+        if request.Test():
+            return
+        check_deadline()
+    # Then sleep(0) gives the core (and the GIL) to whoever needs it between
+    # tests, as oversubscribed ranks do.
     while time.monotonic() - start < _SPIN:
         if request.Test():
             return
@@ -83,18 +98,34 @@ class PolledComm:
     barrier = Barrier
 
     def allgather(self, data: bytes) -> list[bytes]:
-        """Every rank's ``data`` (bytes), in rank order, interruptible."""
+        """Every rank's ``data`` (bytes), in rank order, interruptible.
+
+        One round where every rank's data fits a slot of SLOT bytes (a
+        window's creation exchanges a few hundred bytes per rank): an
+        Iallgather of fixed slots, each the length then the data. Only when
+        some rank's data is longer (every rank sees it in the lengths) is
+        the rest of it gathered in a second round, an Iallgatherv. Plain
+        bytearrays and struct, not numpy: the core calls this twice per
+        window, and numpy's per-call overheads were most of its time."""
         mpi = self._mpi
-        mine = np.frombuffer(data, np.uint8)
-        sizes = np.zeros(self._size, np.int64)
-        _wait(self.comm.Iallgather([np.array([mine.size], np.int64), 1, mpi.INT64_T], [sizes, 1, mpi.INT64_T]))
-        displs = np.zeros(self._size, np.int64)
-        np.cumsum(sizes[:-1], out=displs[1:])
-        whole = np.empty(int(sizes.sum()), np.uint8)
-        # Counts are ints in MPI's C interface: a window's creation exchanges
-        # a few hundred bytes per rank, far below 2 GiB.
-        _wait(self.comm.Iallgatherv([mine, mine.size, mpi.BYTE], [whole, sizes, displs, mpi.BYTE]))
-        return [whole[d : d + n].tobytes() for d, n in zip(displs.tolist(), sizes.tolist())]
+        n, width = self._size, _HEADER + SLOT
+        slot = bytearray(width)
+        _LENGTH.pack_into(slot, 0, len(data))
+        slot[_HEADER : _HEADER + min(len(data), SLOT)] = data[:SLOT]
+        slots = bytearray(n * width)
+        _wait(self.comm.Iallgather([slot, mpi.BYTE], [slots, mpi.BYTE]))
+        view = memoryview(slots)
+        sizes = [_LENGTH.unpack_from(slots, r * width)[0] for r in range(n)]
+        heads = [view[r * width + _HEADER : r * width + _HEADER + min(size, SLOT)] for r, size in enumerate(sizes)]
+        if max(sizes) <= SLOT:
+            return [bytes(h) for h in heads]
+        # Counts are ints in MPI's C interface: far below 2 GiB here.
+        rest = [max(size - SLOT, 0) for size in sizes]
+        displs = [sum(rest[:r]) for r in range(n)]
+        whole = bytearray(sum(rest))
+        tail = bytes(data[SLOT:])
+        _wait(self.comm.Iallgatherv([tail, len(tail), mpi.BYTE], [whole, rest, displs, mpi.BYTE]))
+        return [bytes(h) + bytes(whole[d : d + e]) for h, d, e in zip(heads, displs, rest)]
 
 
 def duplicate(comm: Any) -> Any:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any, Generator, Sequence
 
-from . import _aio
 
 UNDEFINED = -32766  # MPI_UNDEFINED (MPICH and Open MPI)
 
@@ -60,6 +59,8 @@ class Request:
 
     def __await__(self) -> Generator[Any, None, bool]:
         if self._core is not None and not self._core._done():
+            from . import _aio  # here, not at import: asyncio takes 40-140 ms to import
+
             yield from _aio.completion(self._core)
         return self.Wait()
 

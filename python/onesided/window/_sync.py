@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Iterator, TypeVar
 
 from .. import _core
 from ..args import _mpi_args as mpi_args
-from . import _aio
 from ._constants import LOCK_EXCLUSIVE, LOCK_SHARED
 from ._mpi_objects import Group
 
@@ -85,11 +84,15 @@ class WindowSync(_Base):
         Raises what Flush would (a failed operation, a bad rank: before
         waiting). An extension beyond MPI; PROC_NULL: nothing to do."""
         rank = rank if type(rank) is int and rank >= 0 else mpi_args.rank(rank)
+        from . import _aio  # here, not at import: asyncio takes 40-140 ms to import
+
         await _aio.completion(self._flush_request(rank))
         self.Flush(rank)  # returns at once now; reports failures, drops kept buffers
 
     async def flush_all_async(self) -> None:
         """``Flush_all()`` for asyncio, as :meth:`flush_async` for every target."""
+        from . import _aio
+
         await _aio.completion(self._flush_all_request())
         self.Flush_all()
 

@@ -1,0 +1,53 @@
+/* The column exchange of figure 3b as plain C loops, one process: what
+ * copying a column costs on this machine, with nothing of onesided's or
+ * Python's around it (docs/performance.md, "Strided data (figure 3b)").
+ *
+ *   gcc -O2 -o column_floor tools/column_floor.c
+ *   for r in 64 1024 8192; do ./column_floor $r; done
+ *
+ * strided:            column 0 of a (rows x 64) into column 63 of b
+ * pack + put:         column 0 into a temporary, then a memcpy into b's staging row
+ * pack + put + unpack: the same, then the staging row into b's column 63 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char** argv) {
+  const int rows = argc > 1 ? atoi(argv[1]) : 1024, cols = 64;
+  double *a = malloc(sizeof(double) * rows * cols), *b = malloc(sizeof(double) * (rows * cols + rows)),
+         *tmp = malloc(sizeof(double) * rows);
+  for (int i = 0; i < rows * cols; i++) a[i] = i, b[i] = 0;
+  const int n = 3000000 / rows;
+  for (int rep = 0; rep < 3; rep++) {
+    double t0 = now();
+    for (int it = 0; it < n; it++) {
+      for (int r = 0; r < rows; r++) b[r * cols + cols - 1] = a[r * cols];
+      __asm__ volatile("" ::"r"(b) : "memory");
+    }
+    double t1 = now();
+    for (int it = 0; it < n; it++) {
+      for (int r = 0; r < rows; r++) tmp[r] = a[r * cols];
+      memcpy(b + rows * cols, tmp, sizeof(double) * rows);
+      __asm__ volatile("" ::"r"(b) : "memory");
+    }
+    double t2 = now();
+    for (int it = 0; it < n; it++) {
+      for (int r = 0; r < rows; r++) tmp[r] = a[r * cols];
+      memcpy(b + rows * cols, tmp, sizeof(double) * rows);
+      for (int r = 0; r < rows; r++) b[r * cols + cols - 1] = b[rows * cols + r];
+      __asm__ volatile("" ::"r"(b) : "memory");
+    }
+    double t3 = now();
+    printf("rows %d: strided %.2f us, pack + put %.2f us, pack + put + unpack %.2f us\n", rows,
+           (t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6, (t3 - t2) / n * 1e6);
+  }
+  free(a), free(b), free(tmp);
+  return 0;
+}
