@@ -106,18 +106,22 @@ def test_latency_table(quick: tuple[subprocess.CompletedProcess[str], Path | Non
 
 
 def test_lock_epoch_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
-    """Lock + op + Unlock on Allocate and Create windows beside MPI.Win, and
-    the heading says where the locks live."""
+    """Lock + op + Unlock on Allocate windows, Create windows over np.zeros
+    and Create windows over each library's Alloc_mem memory, beside
+    MPI.Win; the heading says where the locks live and that Create over
+    onesided.Alloc_mem takes the shared-memory path."""
     rows = tables(quick[0].stdout)["1b"]
     assert [r[0] for r in rows] == ["put 8 B", "fetch_and_op SUM int64"]
-    for name, alloc, mpi_alloc, ratio1, create, mpi_create, ratio2 in rows:
+    for name, alloc, mpi_alloc, ratio1, create, mpi_create, ratio2, create_am, mpi_create_am, ratio3 in rows:
         number(alloc, "us")
         number(create, "us")
-        for cell in (mpi_alloc, mpi_create):
+        number(create_am, "us")
+        for cell in (mpi_alloc, mpi_create, mpi_create_am):
             number(cell, "us", positive=False)
-        for cell in (ratio1, ratio2):
+        for cell in (ratio1, ratio2, ratio3):
             ratio(cell)
     assert "locks: shared memory" in quick[0].stdout
+    assert "Create over onesided.Alloc_mem memory takes the `shared-memory` path" in quick[0].stdout
 
 
 def test_bandwidth_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:

@@ -20,8 +20,9 @@ from conftest import run_ranks
 
 # Each flavor that shares memory between ranks on one host, and how many
 # nameless onesided mappings each rank has at least: its own doorbell and
-# the other rank's, plus the segment where there is one.
-FLAVORS = {"allocate": 3, "allocate_shared": 3, "create": 3, "dynamic": 3}
+# the other rank's, plus the segment where there is one (and, for Create
+# over Alloc_mem, its own block and the other rank's).
+FLAVORS = {"allocate": 3, "allocate_shared": 3, "create": 3, "create_alloc_mem": 5, "dynamic": 3}
 
 
 def onesided_names(pids: list[str]) -> list[str]:

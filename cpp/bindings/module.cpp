@@ -8,6 +8,7 @@
 //   register_layout.cpp      Layout: the non-contiguous elements a call touches
 //   register_machine.cpp     what the core sees of the machine: providers, host key
 //   register_buffers.cpp     memory from DLPack producers and raw addresses, checked and held
+//   register_allocated_memory.cpp  Alloc_mem's memory, exported through the buffer protocol
 //   register_exit.cpp        the deadline on a dying rank's exit
 //   register_call_floor.cpp  a C function that does nothing: the bench's floor under a call
 //   register_races.cpp       the race checker's call sites and warnings
@@ -150,6 +151,7 @@ PYBIND11_MODULE(_core, m) {
   onesided::python::register_notify(m, window);
   onesided::python::register_machine(m);
   onesided::python::register_buffers(m);
+  onesided::python::register_allocated_memory(m);
   onesided::python::register_exit(m);
   onesided::python::register_call_floor(m);
   onesided::python::register_races(m);

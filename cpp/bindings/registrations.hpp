@@ -18,6 +18,7 @@ void register_sync(py::module_& m, py::class_<Window>& window);           // reg
 void register_notify(py::module_& m, py::class_<Window>& window);         // register_notify.cpp
 void register_machine(py::module_& m);                                     // register_machine.cpp
 void register_buffers(py::module_& m);                                     // register_buffers.cpp
+void register_allocated_memory(py::module_& m);                            // register_allocated_memory.cpp
 void register_exit(py::module_& m);                                        // register_exit.cpp
 void register_call_floor(py::module_& m);                                  // register_call_floor.cpp
 void register_races(py::module_& m);                                       // register_races.cpp

@@ -45,6 +45,7 @@ from ._errors import (
 )
 from ._types import OPS, PAIR_DTYPES, RMW2_OPS, RMW_OPS, Op
 from .args._layout import Layout
+from .window._alloc_mem import Alloc_mem, Free_mem
 from .window._mpi_objects import Get_address
 from .comm import _exit_deadline
 from .comm._comm import Comm, WorldError
@@ -254,6 +255,8 @@ __all__ = [
     "FLAVOR_DYNAMIC",
     "PROC_NULL",
     "Get_address",
+    "Alloc_mem",
+    "Free_mem",
     "WIN_UNIFIED",
     "WIN_SEPARATE",
 ]

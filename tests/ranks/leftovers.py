@@ -4,7 +4,9 @@ it under mpiexec, where no onesided launcher sweeps after the job.
 
 Usage: leftovers.py FLAVOR NOTIFY OUT. FLAVOR one of allocate (the shared-memory
 path: one segment), allocate_shared, create (cross-memory attach: a small
-segment of locks), dynamic (lock words in a small segment); NOTIFY 0 or 1
+segment of locks), create_alloc_mem (Create over onesided.Alloc_mem: the
+shared-memory path over each rank's block, which the other maps, and a
+control segment), dynamic (lock words in a small segment); NOTIFY 0 or 1
 (notification counters: in the segment on the shared-memory path); OUT a
 folder for the report.
 
@@ -40,6 +42,10 @@ elif flavor == "allocate_shared":
 elif flavor == "create":
     memory = np.zeros(8, np.int64)
     win = onesided.Window.Create(memory, disp_unit=8, info=info(**extra), comm=comm)
+elif flavor == "create_alloc_mem":
+    memory = np.frombuffer(onesided.Alloc_mem(64), np.int64)
+    win = onesided.Window.Create(memory, disp_unit=8, info=info(**extra), comm=comm)
+    assert win.Get_info()["onesided_path"] == "shared-memory", win.Get_info()["onesided_path"]
 else:
     memory = np.zeros(8, np.int64)
     win = onesided.Window.Create_dynamic(info=info(**extra), comm=comm)

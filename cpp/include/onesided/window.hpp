@@ -118,7 +118,8 @@ class Window {
 
   // `rank`'s segment, for direct loads and stores, where this rank reaches
   // it by load/store (MPI 4.1): every segment of an allocate_shared window
-  // (and of an allocate window on the shared-memory path), this rank's own
+  // (and of an allocate window, or a create window over AllocatedMemory,
+  // on the shared-memory path), this rank's own
   // of a create or allocate window (no mapping: valid while the Window
   // lives); elsewhere size 0 and a null base.
   SharedMemory shared_query(int rank) const;

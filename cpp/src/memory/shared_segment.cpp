@@ -45,12 +45,14 @@ MemoryFile SharedSegment::offer() { return MemoryFile::make("onesided-segment", 
 
 std::shared_ptr<SharedSegment> SharedSegment::map(const Layout& layout, MemoryFile file, const MemoryFileAddress& at) {
   std::shared_ptr<SharedSegment> seg(new SharedSegment);
-  seg->offsets_ = layout.offsets;
   seg->sizes_ = layout.sizes;
   seg->mapped_ = layout.mapped;
   if (!file) file = MemoryFile::open(at);
   file.resize(seg->mapped_);
   seg->map_ = file.map(seg->mapped_);
+  // One mapping: a segment's offset in it is its key, the same everywhere.
+  seg->keys_.assign(layout.offsets.begin(), layout.offsets.end());
+  for (const std::size_t offset : layout.offsets) seg->bases_.push_back(seg->map_ + offset);
   seg->file_ = std::move(file);
   return seg;
 }
@@ -109,6 +111,7 @@ std::shared_ptr<SharedSegment> SharedSegment::create(Bootstrap& group, std::size
 
 SharedSegment::~SharedSegment() {
   if (map_) ::munmap(map_, mapped_);
+  for (const auto& [p, bytes] : peer_maps_) ::munmap(p, bytes);
 }
 
 }  // namespace onesided::detail

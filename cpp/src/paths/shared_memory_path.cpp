@@ -1,13 +1,16 @@
 // The shared-memory path: every rank of the window is on this host and
-// every rank's memory lives in one POSIX shared-memory object that all of
-// them map (state.shared), after a control page of stripe locks.
+// every rank maps every rank's memory (state.shared): one shared object
+// after a control page of stripe locks (Allocate, Allocate_shared), or, for
+// a Create window over Alloc_mem memory, each rank's block mapped by all
+// beside a control page made for the window (memory/joined_segment.cpp).
 //
 // Invariants:
 //  - Memory touched: the target's segment in the shared mapping, by the
 //    calling thread; nothing else, no provider, no messages.
 //  - Locks: aligned elements of 1/2/4/8 bytes are updated by lock-free CPU
 //    atomics; longer or misaligned elements under the stripe lock chosen by
-//    their offset in the mapping (the same in every process). This is the
+//    their rank and offset (SharedSegment::offset_of, the same in every
+//    process). This is the
 //    only path on that memory, so every accumulate-style op is atomic with
 //    every other. Each element is its own unit already, so the info key
 //    mpi_accumulate_granularity changes nothing here (only the software
@@ -77,7 +80,7 @@ class SharedMemoryPath final : public DataPath {
   }
   void accumulate(const Where& w, const AtomicCall& c, const RequestPtr&) override {
     std::byte* t = segment_.base(w.target) + w.at;
-    cpu::apply(c.op, c.dtype, t, segment_.offset_of(t), c.origin, c.origin2, c.result, c.count, stripes_);
+    cpu::apply(c.op, c.dtype, t, segment_.offset_of(w.target, t), c.origin, c.origin2, c.result, c.count, stripes_);
   }
   // Puts are plain stores into memory other processes map: published on
   // this rank's word, so they happen before the loads of whoever takes it

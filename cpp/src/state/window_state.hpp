@@ -43,6 +43,7 @@ struct WindowState : PeerTable {
   Flavor flavor = Flavor::Create;
   std::unique_ptr<std::byte[]> owned;       // Allocate's memory off the shared-memory path
   std::shared_ptr<SharedSegment> shared;    // Allocate_shared's memory, or the shared-memory path's
+  std::shared_ptr<void> exposed_block;      // a Create window's hold on its Alloc_mem block (until release)
 
   std::string provider;
   std::unique_ptr<LocalRegion> region;      // this rank's memory, registered (not Dynamic)

@@ -3,7 +3,9 @@
 // one more round only (the exchange in negotiate()), where it used to take
 // one round for each thing it learned (the segment's layout, rank 0's
 // file, whether every rank mapped it, who reaches whom by cross-memory
-// attach). Every rank decides from the same records.
+// attach). Every rank decides from the same records. A Create window whose
+// memory lies in Alloc_mem blocks at every rank (`places`) adds one round
+// (window/create.cpp join_blocks); plain windows never do.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +28,9 @@ struct Agreed {
   std::vector<std::string> keys, names;
   std::vector<std::int64_t> pids;
   std::vector<std::uint64_t> bases;
+  // Create: where each rank's memory lies in an Alloc_mem block
+  // (memory/allocated_blocks.hpp place_text); "" for the other flavors.
+  std::vector<std::string> places;
   // The file rank 0 made before the round, empty (SharedSegment's step 1):
   // where it is (MemoryFileAddress::text), or "!" and why rank 0 could not
   // make it. The window's shared segment, or its lock segment, maps it.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "atomics/cpu_atomics.hpp"
+#include "memory/allocated_blocks.hpp"
 #include "memory/checked.hpp"
 #include "memory/cross_memory.hpp"
 #include "memory/host_identity.hpp"
@@ -64,9 +65,11 @@ std::atomic<std::uint64_t>* notify_words(const SharedSegment& segment, int nrank
 // rest of the creation needs to know of every rank before the exchange
 // (agreed.hpp): its size, pid and base, and rank 0's file, made here
 // (empty: a few microseconds) before anyone knows whether a segment will
-// map it. Every rank decides from the same data.
+// map it. Every rank decides from the same data. `place` (Create) rides
+// along too: where this rank's memory lies in an Alloc_mem block
+// (memory/allocated_blocks.hpp), so recognising it costs no round of its own.
 Agreed agree_on(Bootstrap& group, const std::optional<Error>& local, const Config& config, Flavor flavor,
-                std::size_t size, const void* base) {
+                std::size_t size, const void* base, const std::string& place = "") {
   const bool wants = !config.wants_network() && config.software_only.empty() && config.shared_memory;
   Agreed a;
   a.host_key = host_key();
@@ -82,6 +85,7 @@ Agreed agree_on(Bootstrap& group, const std::optional<Error>& local, const Confi
   Record mine;
   mine.str(wants ? "1" : "0").str(a.host_key).str(host_name()).put(static_cast<std::uint64_t>(size));
   mine.put(static_cast<std::int64_t>(::getpid())).put(reinterpret_cast<std::uint64_t>(base)).str(offered);
+  mine.str(place);
   const auto all = agree(group, local, local ? "" : config.agreed(flavor), mine.bytes);
   for (const auto& x : all) {
     RecordReader rd{x};
@@ -93,6 +97,7 @@ Agreed agree_on(Bootstrap& group, const std::optional<Error>& local, const Confi
     a.bases.push_back(rd.get<std::uint64_t>());
     const std::string at = rd.str();
     if (a.keys.size() == 1) a.offered = at;  // rank 0's
+    a.places.push_back(rd.str());
     a.same_host = a.same_host && a.keys.back() == a.keys[0];
     a.shared_memory = a.shared_memory && ok;
   }
@@ -115,6 +120,32 @@ std::shared_ptr<SharedSegment> map_offered(Agreed& a, const std::vector<std::siz
     failed = std::string(what) + ": could not map the shared memory (" + e.what() + ")";
     return nullptr;
   }
+}
+
+// A Create window over Alloc_mem memory at every rank (agreed places):
+// the control mapping from rank 0's file, as Allocate's, then every peer's
+// block. Whether every rank mapped everything must reach every rank alike
+// before the path is chosen (the exchange's contents depend on it), so
+// such a window pays one round of its own here; plain Create windows never
+// come here. Null at every rank alike when any rank failed: rank 0 then
+// keeps its file, for the lock segment the exchange may map from it.
+std::shared_ptr<SharedSegment> join_blocks(Bootstrap& group, Agreed& a, std::byte* base, std::size_t control) {
+  std::shared_ptr<SharedSegment> joined;
+  std::string failed;
+  try {
+    joined = map_offered(a, std::vector<std::size_t>(static_cast<std::size_t>(group.size()), 0), false, control,
+                         "Create", failed);
+    if (joined) failed = joined->join(group.rank(), base, a.places);
+  } catch (const Error& e) {
+    failed = e.what();
+  }
+  if (failed.empty() && !joined) failed = "no control mapping";
+  for (const auto& x : group.allgather(failed))
+    if (!x.empty()) {
+      if (joined) a.file = joined->take_file();
+      return nullptr;
+    }
+  return joined;
 }
 
 // What the endpoint's provider does natively: a property of the open
@@ -408,6 +439,7 @@ void Window::Impl::release() {
   if (s.endpoint && s.id) s.endpoint->detach(s.id);
   window_lock.reset();
   s.region.reset();
+  s.exposed_block.reset();  // Free_mem of the block may go ahead
   if (addressing) addressing->release();
 }
 
@@ -423,9 +455,21 @@ std::unique_ptr<Window> Window::create(void* base, std::size_t size, int disp_un
     check_size(size);
     if (size > 0 && base == nullptr) raise(ErrorCategory::Argument, "window memory is null but its size is " + std::to_string(size));
   });
-  Agreed a = agree_on(*group, local, config, flavor, size, base);
-  return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
-      config, std::move(group), flavor, base, size, disp_unit, nullptr, nullptr, std::move(a), false, "")));
+  // The window holds its block on any path, so Free_mem of it raises
+  // until the window is freed (a failed creation lets it go).
+  std::optional<BlockUse> block;
+  if (!local && size > 0 && flavor == Flavor::Create) block = use_allocated(base, size);
+  Agreed a = agree_on(*group, local, config, flavor, size, base, place_text(size, block ? &block->place : nullptr));
+  // Memory from Alloc_mem at every rank, on one host: the ranks map each
+  // other's blocks and take the shared-memory path, as Allocate does.
+  std::shared_ptr<SharedSegment> joined;
+  if (a.shared_memory && flavor == Flavor::Create && SharedSegment::in_blocks(a.places))
+    joined = join_blocks(*group, a, static_cast<std::byte*>(base), control_bytes(group->size(), config.notifications));
+  const bool shared_path = joined != nullptr;
+  auto impl = std::make_unique<Impl>(config, std::move(group), flavor, base, size, disp_unit, nullptr,
+                                     std::move(joined), std::move(a), shared_path, "");
+  if (block) impl->s.exposed_block = std::move(block->use);
+  return std::unique_ptr<Window>(new Window(std::move(impl)));
 }
 
 std::unique_ptr<Window> Window::allocate(std::size_t size, int disp_unit, const Info& info,

@@ -175,6 +175,9 @@ def latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
 # -- 1b. lock epochs -----------------------------------------------------------
 
 EPOCH_ROWS = ["put 8 B", "fetch_and_op SUM int64"]
+# onesided and MPI.Win side by side: Allocate, Create over np.zeros, Create
+# over each library's Alloc_mem memory.
+EPOCH_COLUMNS = ("alloc", "mpi_alloc", "create", "mpi_create", "create_am", "mpi_create_am")
 
 
 def _epoch_us(win: Any, call: Call, iters: int) -> float:
@@ -225,13 +228,21 @@ def epoch_latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Pro
     mpi_create, no_create = _mpi_create(comm, MPI, mem["mpi"])
     if mpi_create is not None:
         wins["mpi_create"] = (mpi_create, MPI, True)
+    # Create over Alloc_mem memory, each library's own: onesided's takes the
+    # shared-memory path, MPI's whatever its Win_create does with it.
+    blocks = {"onesided": onesided.Alloc_mem(64), "mpi": MPI.Alloc_mem(64)}
+    wins["create_am"] = (onesided.Window.Create(np.frombuffer(blocks["onesided"], np.int64), disp_unit=8, comm=comm),
+                         onesided, False)
+    mpi_create_am, _ = _mpi_create(comm, MPI, np.frombuffer(blocks["mpi"], np.int64))
+    if mpi_create_am is not None:
+        wins["mpi_create_am"] = (mpi_create_am, MPI, True)
     info = wins["create"][0].Get_info()
     how = {"alloc": wins["alloc"][0].Get_info()["onesided_locks"], "create": info["onesided_locks"],
            "create_put": info["onesided_put_get"], "provider": wins["create"][0].provider,
-           "no_mpi_create": no_create}
+           "create_am": wins["create_am"][0].Get_info()["onesided_path"], "no_mpi_create": no_create}
     iters = max(50, s.iters // 2)
     samples: dict[str, dict[str, list[float]]] = {
-        name: {k: [] for k in ("alloc", "mpi_alloc", "create", "mpi_create")} for name in EPOCH_ROWS}
+        name: {k: [] for k in EPOCH_COLUMNS} for name in EPOCH_ROWS}
     for name in EPOCH_ROWS:
         progress(f"lock epochs: {name}")
         for _ in range(s.reps):
@@ -243,6 +254,8 @@ def epoch_latency(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Pro
                     samples[name][key].append(value)
     for win, _, _ in wins.values():
         win.Free()
+    onesided.Free_mem(blocks["onesided"])
+    MPI.Free_mem(blocks["mpi"])
     if comm.rank != 0:
         return None
     rows = {name: {k: Spread.of(v) if v else None for k, v in cols.items()} for name, cols in samples.items()}
@@ -253,7 +266,8 @@ def epoch_latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
     us = fmt_us
 
     rows = [[name, us(f["alloc"]), us(f["mpi_alloc"]), fmt_ratio(f["alloc"], f["mpi_alloc"]),
-             us(f["create"]), us(f["mpi_create"]), fmt_ratio(f["create"], f["mpi_create"])]
+             us(f["create"]), us(f["mpi_create"]), fmt_ratio(f["create"], f["mpi_create"]),
+             us(f.get("create_am")), us(f.get("mpi_create_am")), fmt_ratio(f.get("create_am"), f.get("mpi_create_am"))]
             for name, f in res["rows"].items()]
     how = res["how"]
     head = heading(
@@ -261,12 +275,13 @@ def epoch_latency_text(res: dict[str, Any], s: Settings, peer: str) -> str:
         f"us per epoch: median [min, max] of {s.reps} repetitions of {res['iters']}, the four columns taking turns. "
         f"onesided with default settings: Allocate windows take the shared-memory path (locks: {how['alloc']}); "
         f"Create windows over user memory use provider `{how['provider']}` (puts and gets: {how['create_put']}; "
-        f"locks: {how['create']}). Peer: mpi4py MPI.Win.Allocate / MPI.Win.Create on {peer}."
+        f"locks: {how['create']}); Create over onesided.Alloc_mem memory takes the `{how.get('create_am')}` path. "
+        f"Peer: mpi4py MPI.Win.Allocate / MPI.Win.Create (over np.zeros, and over MPI.Alloc_mem) on {peer}."
         + (f" MPI.Win Create: n/a, {how['no_mpi_create']}." if how["no_mpi_create"] else ""),
     )
     return head + "\n" + table(
         ["operation", "onesided Allocate", "MPI.Win Allocate", "ratio", "onesided Create", "MPI.Win Create",
-         "ratio"], rows)
+         "ratio", "onesided Create(Alloc_mem)", "MPI.Win Create(Alloc_mem)", "ratio"], rows)
 
 
 # -- 2. bandwidth -------------------------------------------------------------
@@ -377,8 +392,9 @@ def latency_summary(res: dict[str, Any]) -> list[SummaryRow]:
 
 def epoch_latency_summary(res: dict[str, Any]) -> list[SummaryRow]:
     rows: list[SummaryRow] = []
-    for kind, ours, theirs in (("Allocate", "alloc", "mpi_alloc"), ("Create", "create", "mpi_create")):
-        rows += [(f"{name}, {kind}", "us", f[ours], f[theirs], False) for name, f in res["rows"].items()]
+    for kind, ours, theirs in (("Allocate", "alloc", "mpi_alloc"), ("Create", "create", "mpi_create"),
+                               ("Create over Alloc_mem", "create_am", "mpi_create_am")):
+        rows += [(f"{name}, {kind}", "us", f.get(ours), f.get(theirs), False) for name, f in res["rows"].items()]
     return rows
 
 

@@ -17,6 +17,8 @@ Holds:
 * ``_atomics_report``: ``win.atomics``, where each (op, dtype) runs;
 * ``_mpi_objects``: onesided's ``Info``, ``Group`` and ``buffer``, and
   ``Get_address``;
+* ``_alloc_mem``: ``Alloc_mem`` and ``Free_mem``, memory that a ``Create``
+  window over it lets every rank on the host map;
 * ``__main__``: ``python -m onesided.window --write`` rewrites what the
   calls table makes.
 

@@ -227,7 +227,8 @@ class Window(WindowCalls, WindowSurface, WindowSync, WindowNotify, _core.Window,
         rank for direct loads and stores (``m[:] = 0``,
         ``np.frombuffer(memory, dtype)``), where this rank reaches the
         segment by load/store: every segment of an Allocate_shared window
-        (and of an Allocate window on the shared-memory path), this rank's
+        (and of an Allocate window, or a Create window over
+        :func:`onesided.Alloc_mem` memory, on the shared-memory path), this rank's
         own segment of a Create or Allocate window. Elsewhere, and on a
         dynamic window always, the memory is empty with address 0. The
         disp_unit is ``rank``'s either way. ``PROC_NULL`` gives the first
