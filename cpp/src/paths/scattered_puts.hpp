@@ -17,9 +17,8 @@
 //  - Order: none promised among puts, as for RMA puts; the messages of one
 //    origin arrive in send order anyway (transport.hpp).
 //  - Completion: each message is one InFlightOps operation, complete when
-//    the target's reply (AtomicDone, the software atomics' reply, whose
-//    completion it shares) arrives, that is once its bytes are written at
-//    the target; flush(t) and notifications wait for it like any put.
+//    the target's ScatterDone arrives, that is once its bytes are written
+//    at the target; flush(t) and notifications wait for it like any put.
 #pragma once
 
 #include <algorithm>
@@ -49,6 +48,8 @@ class ScatteredPuts {
   template <class Local>
   static void serve(const WindowState& s, const Header& h, const std::byte* payload, std::size_t len,
                     Local&& local);
+  // Origin side: the target's ScatterDone (payload: the reason, if failed).
+  static void on_reply(const Header& h, const std::byte* payload, std::size_t len);
 
  private:
   static void reply(const WindowState& s, const Header& h, const char* error);

@@ -25,8 +25,8 @@ enum class MsgKind : std::uint8_t {
   NotifyDone,   // target -> origin: counted (token echoed)
   Races,        // origin -> target: accesses for the race checker (races/race_log.hpp)
   RacesDone,    // target -> origin: the accesses are in the target's view
-  Scatter,      // origin -> target: write these pieces (paths/scattered_puts.hpp);
-                // answered by AtomicDone, the completion software atomics use
+  Scatter,      // origin -> target: write these pieces (paths/scattered_puts.hpp)
+  ScatterDone,  // target -> origin: the pieces are written (token echoed)
 };
 
 enum MsgFlags : std::uint8_t {
@@ -61,6 +61,6 @@ inline Header make_header(MsgKind kind, std::uint32_t window, int origin, std::u
   return h;
 }
 
-inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::Scatter) + 1;
+inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::ScatterDone) + 1;
 
 }  // namespace onesided::detail

@@ -22,6 +22,8 @@ void Window::Impl::on_message(const Header& h, const std::byte* payload, std::si
     case MsgKind::Scatter:
       return ScatteredPuts::serve(s, h, payload, len,
                                   [&](std::uint64_t at, std::size_t bytes) { return addressing->local(at, bytes); });
+    case MsgKind::ScatterDone:
+      return ScatteredPuts::on_reply(h, payload, len);
     case MsgKind::AtomicDone:
       return SoftwareAtomics::on_reply(h, payload, len);
     case MsgKind::Lock:
