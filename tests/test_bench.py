@@ -51,6 +51,29 @@ def tables(text: str) -> dict[str, list[list[str]]]:
     return {k: rows[2:] for k, rows in found.items()}  # drop header and |---| rule
 
 
+def across_rank_counts(run: dict, title: str, module: str, section: str,
+                       tmp_path: Path) -> tuple[dict[str, list[str]], dict, str]:
+    """The table across rank counts (`module`, e.g. onesided.bench.scale) of
+    three jobs made from one real --json job `run`: itself, the same
+    relabelled as a 4-rank job whose peer took twice as long, and as a
+    second peer's ("peer B") job at the same rank count, on a 2-core host.
+    Returns the rows of the table under `### section` (label -> cells), the
+    job's figure `title`, and the whole text."""
+    figure = next(f for f in run["figures"] if f["title"].startswith(title))
+    four = {**run, "ranks": 4, "cores": 2,
+            "figures": [{**figure, "rows": [{**r, "peer": [v * 2 for v in r["peer"]]} for r in figure["rows"]]}]}
+    files = []
+    for name, blob in (("a", {**run, "cores": 2}), ("a4", four), ("b", {**run, "label": "peer B", "cores": 2})):
+        files.append(tmp_path / f"{name}.json")
+        files[-1].write_text(json.dumps(blob))
+    text = subprocess.run([sys.executable, "-m", module, *map(str, files)],
+                          capture_output=True, text=True, check=True).stdout
+    lines = [line for line in text.split(f"### {section}", 1)[1].split("###", 1)[0].splitlines()
+             if line.startswith("| ")]
+    rows = {r[0]: r[1:] for r in ([c.strip() for c in line.strip().strip("|").split("|")] for line in lines[1:])}
+    return rows, figure, text
+
+
 SPREAD = re.compile(r"(.*) \[([^,\]]+), ([^\]]+)\]")
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ import pytest
 from onesided.bench._common import fmt_ratio
 from onesided.bench._creation import KINDS
 
-from test_bench import bench, calibrations, number, ratio, tables
+from test_bench import across_rank_counts, bench, calibrations, number, ratio, tables
 
 ROWS = ["first window of the job (Allocate)", "Free of the first window"] + [
     f"{kind}: {what}" for kind in KINDS for what in ("first of its kind", "later windows", "Free")]
@@ -89,20 +88,8 @@ def test_table_across_rank_counts(run: tuple[subprocess.CompletedProcess[str], d
     """The real 3-rank job, the same relabelled as a 4-rank job (peer twice
     as slow) and as a second peer's: each ratio is its own job's, 4 ranks
     on 2 cores reads oversubscribed, and a peer without a job reads `-`."""
-    _, data = run
-    figure = next(f for f in data["figures"] if f["title"].startswith("7. Window creation"))
-    four = {**data, "ranks": 4, "cores": 2,
-            "figures": [{**figure, "rows": [{**r, "peer": [v * 2 for v in r["peer"]]} for r in figure["rows"]]}]}
-    files = []
-    for name, blob in (("a3", {**data, "cores": 2}), ("a4", four), ("b3", {**data, "label": "peer B", "cores": 2})):
-        files.append(tmp_path / f"{name}.json")
-        files[-1].write_text(json.dumps(blob))
-    text = subprocess.run([sys.executable, "-m", "onesided.bench.creation", *map(str, files)],
-                          capture_output=True, text=True, check=True).stdout
-    section = text.split("### 7. Window creation and Free: Later windows: create", 1)[1].split("###", 1)[0]
-    rows = {r[0]: r[1:] for r in (
-        [c.strip() for c in line.strip().strip("|").split("|")] for line in section.splitlines()
-        if line.startswith("| ") and not line.startswith("| row"))}
+    rows, figure, text = across_rank_counts(run[1], "7. Window creation", "onesided.bench.creation",
+                                            "7. Window creation and Free: Later windows: create", tmp_path)
     create = next(r for r in figure["rows"] if r["row"] == "Create: later windows")
     assert list(rows)[:2] == ["Allocate, 3 ranks (oversubscribed: 1.5 per core)",
                               "Allocate, 4 ranks (oversubscribed: 2 per core)"]

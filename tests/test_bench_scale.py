@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import re
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import pytest
 
 from onesided.bench._common import fmt_ratio
 
-from test_bench import bench, calibrations, number, ratio, tables
+from test_bench import across_rank_counts, bench, calibrations, number, ratio, tables
 
 KINDS = ["onesided Allocate", "MPI.Win Allocate", "onesided Create", "MPI.Win Create"]
 # `before: first / each / freed / collected`, each a count or a size
@@ -157,22 +156,9 @@ def test_table_across_rank_counts(tmp_path: Path) -> None:
     out = tmp_path / "run2.json"
     proc = bench("--contended", "--quick", "--reps", "2", "--json", str(out), "--label", "peer A")
     assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    run = json.loads(out.read_text())
-    figure = next(f for f in run["figures"] if f["title"].startswith("4. Contended counter"))
+    rows, figure, text = across_rank_counts(json.loads(out.read_text()), "4. Contended counter",
+                                            "onesided.bench.scale", "4. Contended counter: ops/s total", tmp_path)
     assert [r["row"] for r in figure["rows"]] == ["ops/s total", "ops/s per rank (median)", "ops/s per rank (slowest)"]
-    four = {**run, "ranks": 4, "cores": 2,
-            "figures": [{**figure, "rows": [{**r, "peer": [v * 2 for v in r["peer"]]} for r in figure["rows"]]}]}
-    other = {**run, "label": "peer B", "cores": 2}
-    files = []
-    for name, data in (("a2", {**run, "cores": 2}), ("a4", four), ("b2", other)):
-        files.append(tmp_path / f"{name}.json")
-        files[-1].write_text(json.dumps(data))
-    text = subprocess.run([sys.executable, "-m", "onesided.bench.scale", *map(str, files)],
-                          capture_output=True, text=True, check=True).stdout
-    section = text.split("### 4. Contended counter: ops/s total", 1)[1].split("###", 1)[0]
-    rows = {r[0]: r[1:] for r in (
-        [c.strip() for c in line.strip().strip("|").split("|")] for line in section.splitlines()
-        if line.startswith("| ") and not line.startswith("| ranks"))}
     assert list(rows) == ["2 ranks", "4 ranks (oversubscribed: 2 per core)"]
     total = next(r for r in figure["rows"] if r["row"] == "ops/s total")
     _, a2, ratio_a2, b2, ratio_b2 = rows["2 ranks"]

@@ -216,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.creation:
         # First: the figure times the job's first window.
-        return finish(_creation(comm, MPI, onesided, settings, progress, say, run))
+        status = _checked("creation", comm, MPI, onesided, settings, progress, say, run)
+        progress("done")
+        return finish(status)
 
     if args.contended or args.windows:
         if args.plot:
@@ -226,9 +228,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         status = 0
         if args.contended:
-            status = _contended(comm, MPI, onesided, settings, progress, say, run)
+            status = _checked("contended", comm, MPI, onesided, settings, progress, say, run)
         if args.windows:
-            status = max(status, _many_windows(comm, MPI, onesided, settings, progress, say, run))
+            status = max(status, _checked("windows", comm, MPI, onesided, settings, progress, say, run))
         return finish(status)
 
     if comm.size != 2:
@@ -255,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
             run.add(text.partition("\n")[0].removeprefix("### "), calibration,
                     figure.summary(res) if figure.summary else [])
     if args.all:
-        status = _contended(comm, MPI, onesided, settings, progress, say, run)
+        status = _checked("contended", comm, MPI, onesided, settings, progress, say, run)
     flag = " --quick" if settings.quick else ""
     mca = " --mca osc sm" if fig.open_mpi_41(MPI) else ""
     say("Contended-counter throughput needs one job per rank count (the benchmark starts no ranks itself):\n\n"
@@ -269,61 +271,38 @@ def main(argv: list[str] | None = None) -> int:
     return finish(status)
 
 
-def _contended(comm: Any, MPI: Any, onesided: Any, settings: Settings, progress: Progress, say: Any,
-               run: _Run) -> int:
-    from ._calibration import pingpong, with_calibration
-    from ._contended import contended, contended_ok, contended_text, contended_summary
-
-    calibration = pingpong(comm, MPI, settings)
-    res = contended(comm, MPI, onesided, settings, progress)
-    ok = True
-    if comm.rank == 0:
-        text = contended_text(res, settings)
-        say(with_calibration(text, calibration))
-        run.add(text.partition("\n")[0].removeprefix("### "), calibration, contended_summary(res))
-        ok = contended_ok(res)
-        if not ok:
-            say("contended counter: MISMATCH, the final counter is not the number of ops issued")
-    ok = comm.bcast(ok, root=0)
-    return 0 if ok else 1
+# The figures that run in jobs of their own and check what they measured,
+# each a module `_<module>` with `<stem>` (measure), `<stem>_text`,
+# `<stem>_summary` and `<stem>_ok`, and what a failed check says.
+_CHECKED = {
+    "contended": ("_contended", "contended",
+                  "contended counter: MISMATCH, the final counter is not the number of ops issued"),
+    "windows": ("_windows", "many_windows", "many windows: MISMATCH, the counters do not add up to the epochs issued"),
+    "creation": ("_creation", "creation", "creation: onesided failed to make a kind of window"),
+}
 
 
-def _many_windows(comm: Any, MPI: Any, onesided: Any, settings: Settings, progress: Progress, say: Any,
-                  run: _Run) -> int:
+def _checked(name: str, comm: Any, MPI: Any, onesided: Any, settings: Settings, progress: Progress, say: Any,
+             run: _Run) -> int:
+    """Runs figure `name` of `_CHECKED` after a calibration, prints it and
+    adds it to the JSON run at rank 0; 1 at every rank when its check
+    failed."""
+    import importlib
+
     from ._calibration import pingpong, with_calibration
     from ._figures import mpi_peer
-    from ._windows import many_windows, many_windows_ok, many_windows_summary, many_windows_text
 
+    module, stem, mismatch = _CHECKED[name]
+    figure = importlib.import_module(f".{module}", __name__)
     calibration = pingpong(comm, MPI, settings)
-    res = many_windows(comm, MPI, onesided, settings, progress)
+    res = getattr(figure, stem)(comm, MPI, onesided, settings, progress)
     ok = True
     if comm.rank == 0:
-        text = many_windows_text(res, settings, mpi_peer(MPI))
+        text = getattr(figure, f"{stem}_text")(res, settings, mpi_peer(MPI))
         say(with_calibration(text, calibration))
-        run.add(text.partition("\n")[0].removeprefix("### "), calibration, many_windows_summary(res))
-        ok = many_windows_ok(res)
+        run.add(text.partition("\n")[0].removeprefix("### "), calibration, getattr(figure, f"{stem}_summary")(res))
+        ok = getattr(figure, f"{stem}_ok")(res)
         if not ok:
-            say("many windows: MISMATCH, the counters do not add up to the epochs issued")
+            say(mismatch)
     ok = comm.bcast(ok, root=0)
-    return 0 if ok else 1
-
-
-def _creation(comm: Any, MPI: Any, onesided: Any, settings: Settings, progress: Progress, say: Any,
-              run: _Run) -> int:
-    from ._calibration import pingpong, with_calibration
-    from ._creation import creation, creation_ok, creation_summary, creation_text
-    from ._figures import mpi_peer
-
-    calibration = pingpong(comm, MPI, settings)
-    res = creation(comm, MPI, onesided, settings, progress)
-    ok = True
-    if comm.rank == 0:
-        text = creation_text(res, settings, mpi_peer(MPI))
-        say(with_calibration(text, calibration))
-        run.add(text.partition("\n")[0].removeprefix("### "), calibration, creation_summary(res))
-        ok = creation_ok(res)
-        if not ok:
-            say("creation: onesided failed to make a kind of window")
-    ok = comm.bcast(ok, root=0)
-    progress("done")
     return 0 if ok else 1

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._across import Jobs
 from ._common import table
 from ._creation import FIRST, KINDS
-from .peers import _cell, _num, peer_cells, print_runs
-from .scale import _ranks_label
+from .peers import peer_cells, print_runs
 
 __all__ = ["main", "creation_text"]
 
@@ -38,48 +38,22 @@ MEASURES: list[tuple[str, list[tuple[str, str]]]] = [
 ]
 
 
-def _figure(run: dict[str, Any]) -> dict[str, Any] | None:
-    return next((f for f in run["figures"] if f["title"].startswith(TITLE)), None)
-
-
 def creation_text(runs: list[dict[str, Any]]) -> str:
     """Markdown: each job's calibration, then one table per measure, a row
     per (kind, rank count) and a column pair per peer label (in the order
     first seen). Runs without the creation figure are ignored; a (peer,
     rank count) with no run reads ``-``."""
-    runs = [run for run in runs if _figure(run) is not None]
-    labels = list(dict.fromkeys(run["label"] for run in runs))
-    ranks = sorted({run["ranks"] for run in runs})
-    cores = {run["ranks"]: run.get("cores") for run in runs}
-    job = {(run["label"], run["ranks"]): _figure(run) for run in runs}
-    out = ["## Window creation across rank counts (one job per peer and rank count; ratios = onesided / peer "
-           "within one job)"]
-    host = sorted({c for c in cores.values() if c})
-    if host:
-        out.append(f"The host has {', '.join(map(str, host))} cores: jobs with more ranks are oversubscribed, their "
-                   "ranks take turns on the cores and every figure includes time a rank waited for one.")
-    cal_rows = []
-    for n in ranks:
-        row = [_ranks_label(n, cores[n])]
-        for label in labels:
-            f = job.get((label, n))
-            row.append(_cell(f["calibration"], "us") if f and f["calibration"] else "-")
-        cal_rows.append(row)
-    out.append("### Calibration: core-to-core ping-pong round trip before each job's table\n\n"
-               "A job whose calibration is far above the others ran on a busy machine: compare its ratios with care.")
-    out.append(table(["job", *labels], cal_rows))
+    jobs = Jobs.of(runs, TITLE)
+    out = jobs.preamble("Window creation")
     for heading, rows_of in MEASURES:
         headers = ["row", "onesided (range over jobs)"]
-        for label in labels:
+        for label in jobs.labels:
             headers += [label, "ratio"]
         rows = []
         for suffix, name in rows_of:
-            for n in ranks:
-                found = {label: next((r for r in job[(label, n)]["rows"] if r["row"] == name), None)
-                         if (label, n) in job else None for label in labels}
-                ours = sorted(r["onesided"][0] for r in found.values() if r is not None and r["onesided"] is not None)
-                span = _num(ours[0]) if ours and ours[0] == ours[-1] else ours and f"{_num(ours[0])}-{_num(ours[-1])}"
-                rows.append([f"{suffix}, {_ranks_label(n, cores[n])}", f"{span} us" if ours else "-", *peer_cells(list(found.values()))])
+            for n in jobs.ranks:
+                found = jobs.rows(n, name)
+                rows.append([f"{suffix}, {jobs.label(n)}", jobs.onesided_span(found, "us"), *peer_cells(found)])
         out.append(f"### {TITLE}: {heading}\n\nratio = onesided / peer, both medians from the same job "
                    "(below 1: onesided faster).")
         out.append(table(headers, rows))
