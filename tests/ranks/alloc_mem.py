@@ -6,8 +6,6 @@ Usage: alloc_mem.py CHECK. Rank 0 prints "PASS CHECK"."""
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import harness
@@ -29,15 +27,7 @@ def tickets(win: Window, mem: np.ndarray) -> None:
     """Every rank, the target included, takes tickets from rank 0's counter
     under Lock_all: exactly 0 .. size*N-1, each once."""
     n = 300
-    one, res = np.ones(1, np.int64), np.zeros(1, np.int64)
-    got = []
-    comm.Barrier()
-    with win.lock_all():
-        for _ in range(n):
-            win.Fetch_and_op(one, res, 0, 0, onesided.SUM)
-            got.append(int(res[0]))
-    everyone = sorted(t for ts in comm.allgather(got) for t in ts)
-    assert everyone == list(range(size * n)), ("tickets not exact and unique", everyone[:20])
+    harness.take_tickets(win, n)
     comm.Barrier()
     if rank == 0:
         win.Sync()
@@ -150,8 +140,4 @@ def check_free_mem() -> None:
 CHECKS = {"shared": check_shared_path, "mixed": check_mixed, "bounds": check_bounds, "free": check_free_mem}
 
 if __name__ == "__main__":
-    name = sys.argv[1]
-    CHECKS[name]()
-    comm.Barrier()
-    if rank == 0:
-        print(f"PASS {name}", flush=True)
+    harness.run(CHECKS)

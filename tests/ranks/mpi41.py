@@ -184,8 +184,4 @@ CHECKS = {
 }
 
 if __name__ == "__main__":
-    check = sys.argv[1]
-    CHECKS[check]()
-    comm.Barrier()
-    if rank == 0:
-        print(f"PASS {check}", flush=True)
+    harness.run(CHECKS)
