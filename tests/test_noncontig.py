@@ -34,7 +34,7 @@ PATHS = {
 PASS = re.compile(r"^PASS (\w+) cases=(\d+)$", re.M)
 
 
-@pytest.mark.parametrize("check", ["layouts", "bounds"])
+@pytest.mark.parametrize("check", ["layouts", "bounds", "detached"])
 @pytest.mark.parametrize("path", list(PATHS))
 def test_layouts_on_two_ranks(path: str, check: str) -> None:
     provider, env = PATHS[path]

@@ -322,7 +322,53 @@ def check_nxtval() -> int:
     return len(everything)
 
 
-CHECKS = {"layouts": check_layouts, "bounds": check_bounds, "nxtval": check_nxtval}
+def check_detached() -> int:
+    """A strided put and get of many short pieces (piece messages on the
+    provider path: paths/piece_runs.hpp) into memory the target Detached
+    while the origin's epoch was open, so the origin still addresses it:
+    the target's check of every piece refuses them, the origin's Flush
+    raises an onesided.Error, and nothing is written at either end (the
+    detached array keeps the target's own stores, the result its -1s)."""
+    win = Window.Create_dynamic(info=harness.info(), comm=comm)
+    mem = np.zeros((64, 8), np.int64)
+    if rank == 1:
+        win.Attach(mem)
+    addr = comm.bcast(onesided.Get_address(mem) if rank == 1 else 0, root=1)
+    column = (addr, 1, Layout.of(mem[:, 3], mem))
+    a, r = np.arange(64, dtype=np.int64), np.full(64, -1, np.int64)
+    n = 0
+    if rank == 0:
+        win.Lock_all()
+        win.Put(a, 1, column)
+        win.Flush(1)
+        win.Get(r, 1, column)
+        win.Flush(1)
+        assert (r == a).all(), f"before the Detach: got {r}"
+        r[:] = -1
+    comm.Barrier()
+    if rank == 1:
+        win.Detach(mem)
+        mem[:] = -7
+    comm.Barrier()
+    if rank == 0:
+        for name, call in (("Put", lambda: win.Put(a + 1, 1, column)), ("Get", lambda: win.Get(r, 1, column))):
+            try:
+                call()
+                win.Flush(1)
+            except onesided.Error:
+                n += 1
+            else:
+                raise AssertionError(f"a strided {name} into detached memory did not raise")
+        win.Unlock_all()
+        assert (r == -1).all(), f"the result was written: {r}"
+    comm.Barrier()
+    if rank == 1:
+        assert (mem == -7).all(), f"detached memory was written: {mem}"
+    win.Free()
+    return comm.bcast(n, root=0)
+
+
+CHECKS = {"layouts": check_layouts, "bounds": check_bounds, "nxtval": check_nxtval, "detached": check_detached}
 
 if __name__ == "__main__":
     check = sys.argv[1]

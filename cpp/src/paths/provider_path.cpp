@@ -6,7 +6,8 @@
 //    window through the provider (fi_writemsg/fi_read, delivery complete;
 //    a non-contiguous one as vectored fi_writemsg/fi_readmsg, up to the
 //    provider's iov limits each, or a put of many short pieces as Scatter
-//    messages the target writes, scattered_puts.hpp); a
+//    messages the target writes, scattered_puts.hpp, and a get of many
+//    as Gather messages the target answers, gathered_gets.hpp); a
 //    rank's put or get on its own window is a memmove. Accumulate-style ops
 //    take their dtype's route, fixed at creation: the provider's atomics
 //    (native_atomics.cpp) or the target's kernels (software_atomics.cpp).
@@ -44,7 +45,8 @@ ProviderPath::ProviderPath(WindowState& s, std::string name, std::string descrip
       order_(needs_order(s) ? std::make_unique<OrderKeeper>(s, ops_) : nullptr),
       native_(s, ops_, order_.get()),
       software_(s, ops_, order_.get()),
-      scattered_(s, ops_) {
+      scattered_(s, ops_),
+      gathered_(s, ops_) {
   for (const auto& d : kDtypes) {
     const bool native = s.plan.path(d.id).native;
     routes_[static_cast<std::size_t>(d.id)] = native ? static_cast<AtomicRoute*>(&native_) : &software_;
@@ -111,7 +113,7 @@ void ProviderPath::put_pieces(const Where& w, const std::byte* origin, std::span
   if (w.local) return DataPath::put_pieces(w, origin, pieces, request);
   const Peer& p = s_.peers[w.target];
   Transport& t = s_.endpoint->transport();
-  if (scattered_.suits(pieces, t.max_stretches())) {
+  if (pieces_suit_messages(t, pieces, t.max_stretches())) {
     scattered_.put(w, origin, pieces, request);
     return s_.ring(w.target);
   }
@@ -128,6 +130,10 @@ void ProviderPath::get_pieces(const Where& w, std::byte* result, std::span<const
   if (w.local) return DataPath::get_pieces(w, result, pieces, request);
   const Peer& p = s_.peers[w.target];
   Transport& t = s_.endpoint->transport();
+  if (pieces_suit_messages(t, pieces, t.max_stretches())) {
+    gathered_.get(w, result, pieces, request);
+    return s_.ring(w.target);
+  }
   in_stretches(pieces, result, w.offset, t.max_stretches(), [&](auto stretches) {
     InFlightOps::submit(ops_.begin(w.target, request), [&](InFlightOps::Op* done) {
       t.read_stretches(p.addr, stretches, w.region, done);

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "paths/atomic_routes.hpp"
+#include "paths/gathered_gets.hpp"
 #include "paths/scattered_puts.hpp"
 
 namespace onesided::detail {
@@ -21,7 +22,8 @@ class ProviderPath : public DataPath {
   void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) override;
   void get(const Where& w, void* result, std::size_t bytes, const RequestPtr& request) override;
   // Up to the provider's iov limits per fi_writemsg/fi_readmsg; many short
-  // pieces of a put as Scatter messages (scattered_puts.hpp).
+  // pieces of a put as Scatter messages (scattered_puts.hpp), of a get as
+  // Gather messages (gathered_gets.hpp).
   void put_pieces(const Where& w, const std::byte* origin, std::span<const Piece> pieces,
                   const RequestPtr& request) override;
   void get_pieces(const Where& w, std::byte* result, std::span<const Piece> pieces,
@@ -55,6 +57,7 @@ class ProviderPath : public DataPath {
   NativeAtomics native_;
   SoftwareAtomics software_;
   ScatteredPuts scattered_;
+  GatheredGets gathered_;
   std::array<AtomicRoute*, kNumDtypes> routes_{};  // per dtype: &native_ or &software_
   bool any_native_ = false, any_software_ = false;
 };

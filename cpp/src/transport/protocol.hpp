@@ -27,6 +27,8 @@ enum class MsgKind : std::uint8_t {
   RacesDone,    // target -> origin: the accesses are in the target's view
   Scatter,      // origin -> target: write these pieces (paths/scattered_puts.hpp)
   ScatterDone,  // target -> origin: the pieces are written (token echoed)
+  Gather,       // origin -> target: send me these pieces (paths/gathered_gets.hpp)
+  GatherDone,   // target -> origin: payload = the pieces' bytes in order
 };
 
 enum MsgFlags : std::uint8_t {
@@ -42,7 +44,7 @@ struct Header {
   std::uint8_t flags;
   std::uint32_t window;  // the receiver's window id
   std::uint32_t origin;  // the sender's rank in the window's group
-  std::uint32_t count;   // elements (Atomic); the counter's index (Notify); pieces (Scatter)
+  std::uint32_t count;   // elements (Atomic); the counter's index (Notify); runs (Scatter, Gather)
   std::uint64_t offset;  // byte offset in the target's window; on a dynamic window, the address (Atomic)
   std::uint64_t token;   // sender's cookie, echoed in the reply
 };
@@ -61,6 +63,6 @@ inline Header make_header(MsgKind kind, std::uint32_t window, int origin, std::u
   return h;
 }
 
-inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::ScatterDone) + 1;
+inline constexpr std::size_t kNumMsgKinds = static_cast<std::size_t>(MsgKind::GatherDone) + 1;
 
 }  // namespace onesided::detail

@@ -1,6 +1,7 @@
 // Messages arriving for this window (from the endpoint's progress engine),
 // each handed to the concern it belongs to. Replies to this rank's own
 // requests arrive here too.
+#include "paths/gathered_gets.hpp"
 #include "paths/in_flight_ops.hpp"
 #include "paths/scattered_puts.hpp"
 #include "window/impl.hpp"
@@ -24,6 +25,11 @@ void Window::Impl::on_message(const Header& h, const std::byte* payload, std::si
                                   [&](std::uint64_t at, std::size_t bytes) { return addressing->local(at, bytes); });
     case MsgKind::ScatterDone:
       return ScatteredPuts::on_reply(h, payload, len);
+    case MsgKind::Gather:
+      return GatheredGets::serve(s, h, payload, len,
+                                 [&](std::uint64_t at, std::size_t bytes) { return addressing->local(at, bytes); });
+    case MsgKind::GatherDone:
+      return GatheredGets::on_reply(h, payload, len);
     case MsgKind::AtomicDone:
       return SoftwareAtomics::on_reply(h, payload, len);
     case MsgKind::Lock:
