@@ -147,7 +147,9 @@ class CheckingPath final : public DataPath {
     RaceAccess access;
   };
   void await_request(const RaceAccess& a, const RequestPtr& request) {
-    if (!a.request) return;
+    // a.request implies request; testing both lets the compiler see that
+    // (GCC 12 otherwise warns of a store through a null Request).
+    if (!a.request || !request) return;
     request->stamp_wait.store(true, std::memory_order_relaxed);  // before the call is issued, so before its Wait
     std::lock_guard lk(awaited_mutex_);
     awaited_.push_back({request, a});
