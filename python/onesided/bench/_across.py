@@ -80,6 +80,20 @@ class Jobs:
         out.append(table(["job", *self.labels], rows))
         return out
 
+    def headers(self, first: str) -> list[str]:
+        """A table's header: `first`, onesided's range, then a (figure,
+        ratio) pair per peer label."""
+        out = [first, "onesided (range over jobs)"]
+        for label in self.labels:
+            out += [label, "ratio"]
+        return out
+
+    def section(self, heading: str, first: str, sense: str, rows: list[list[str]]) -> list[str]:
+        """One measure's heading and table (first column `first`), as
+        Markdown blocks; `sense` says which side of 1 favours onesided."""
+        return [f"### {heading}\n\nratio = onesided / peer, both medians from the same job ({sense}).",
+                table(self.headers(first), rows)]
+
     def rows(self, ranks: int, name: str) -> list[dict[str, Any] | None]:
         """The summary row `name` of each peer's job at `ranks` (None: no job
         or no such row), in label order."""

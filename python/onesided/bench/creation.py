@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 from ._across import Jobs
-from ._common import table
 from ._creation import FIRST, KINDS
 from .peers import peer_cells, print_runs
 
@@ -46,17 +45,12 @@ def creation_text(runs: list[dict[str, Any]]) -> str:
     jobs = Jobs.of(runs, TITLE)
     out = jobs.preamble("Window creation")
     for heading, rows_of in MEASURES:
-        headers = ["row", "onesided (range over jobs)"]
-        for label in jobs.labels:
-            headers += [label, "ratio"]
         rows = []
         for suffix, name in rows_of:
             for n in jobs.ranks:
                 found = jobs.rows(n, name)
                 rows.append([f"{suffix}, {jobs.label(n)}", jobs.onesided_span(found, "us"), *peer_cells(found)])
-        out.append(f"### {TITLE}: {heading}\n\nratio = onesided / peer, both medians from the same job "
-                   "(below 1: onesided faster).")
-        out.append(table(headers, rows))
+        out += jobs.section(f"{TITLE}: {heading}", "row", "below 1: onesided faster", rows)
     return "\n\n".join(out) + "\n"
 
 

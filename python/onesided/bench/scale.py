@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import Any
 
 from ._across import Jobs
-from ._common import table
 from .peers import peer_cells, print_runs
 
 __all__ = ["main", "scale_text"]
@@ -37,17 +36,12 @@ def scale_text(runs: list[dict[str, Any]]) -> str:
     jobs = Jobs.of(runs, TITLE)
     out = jobs.preamble("Contended counter")
     for name in jobs.row_names():
-        headers = ["ranks", "onesided (range over jobs)"]
-        for label in jobs.labels:
-            headers += [label, "ratio"]
         rows = []
         for n in jobs.ranks:
             found = jobs.rows(n, name)
             unit = next((r["unit"] for r in found if r is not None), "")
             rows.append([jobs.label(n), jobs.onesided_span(found, unit), *peer_cells(found)])
-        out.append(f"### {TITLE}: {name}\n\nratio = onesided / peer, both medians from the same job "
-                   "(above 1: onesided faster).")
-        out.append(table(headers, rows))
+        out += jobs.section(f"{TITLE}: {name}", "ranks", "above 1: onesided faster", rows)
     return "\n\n".join(out) + "\n"
 
 
