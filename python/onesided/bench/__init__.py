@@ -180,7 +180,6 @@ def main(argv: list[str] | None = None) -> int:
     import onesided
 
     from . import _figures as fig
-    from ._calibration import pingpong, with_calibration
     from ._peer import libfabric_in_process
     from ._plot import have_matplotlib, write_charts
 
@@ -214,9 +213,10 @@ def main(argv: list[str] | None = None) -> int:
             run.write(args.json)
         return status
 
+    checked = checked_figures()
     if args.creation:
         # First: the figure times the job's first window.
-        status = _checked("creation", comm, MPI, onesided, settings, progress, say, run)
+        status, _ = _run_figure(checked["creation"], comm, MPI, onesided, settings, progress, say, run, peer)
         progress("done")
         return finish(status)
 
@@ -228,9 +228,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         status = 0
         if args.contended:
-            status = _checked("contended", comm, MPI, onesided, settings, progress, say, run)
+            status, _ = _run_figure(checked["contended"], comm, MPI, onesided, settings, progress, say, run, peer)
         if args.windows:
-            status = max(status, _checked("windows", comm, MPI, onesided, settings, progress, say, run))
+            status = max(status, _run_figure(checked["windows"], comm, MPI, onesided, settings, progress, say, run,
+                                             peer)[0])
         return finish(status)
 
     if comm.size != 2:
@@ -248,16 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     for figure in figures():
         if (figure.full_only and settings.quick and not only) or (only and figure.key not in only):
             continue
-        calibration = pingpong(comm, MPI, settings)
-        res = figure.measure(comm, MPI, onesided, settings, progress)
-        if rank0:
-            results[figure.key] = res
-            text = figure.text(res, settings, peer)
-            say(with_calibration(text, calibration))
-            run.add(text.partition("\n")[0].removeprefix("### "), calibration,
-                    figure.summary(res) if figure.summary else [])
+        _, results[figure.key] = _run_figure(figure, comm, MPI, onesided, settings, progress, say, run, peer)
     if args.all:
-        status = _checked("contended", comm, MPI, onesided, settings, progress, say, run)
+        status, _ = _run_figure(checked["contended"], comm, MPI, onesided, settings, progress, say, run, peer)
     flag = " --quick" if settings.quick else ""
     mca = " --mca osc sm" if fig.open_mpi_41(MPI) else ""
     say("Contended-counter throughput needs one job per rank count (the benchmark starts no ranks itself):\n\n"
@@ -271,38 +265,40 @@ def main(argv: list[str] | None = None) -> int:
     return finish(status)
 
 
-# The figures that run in jobs of their own and check what they measured,
-# each a module `_<module>` with `<stem>` (measure), `<stem>_text`,
-# `<stem>_summary` and `<stem>_ok`, and what a failed check says.
-_CHECKED = {
-    "contended": ("_contended", "contended",
-                  "contended counter: MISMATCH, the final counter is not the number of ops issued"),
-    "windows": ("_windows", "many_windows", "many windows: MISMATCH, the counters do not add up to the epochs issued"),
-    "creation": ("_creation", "creation", "creation: onesided failed to make a kind of window"),
-}
+def checked_figures() -> dict[str, Figure]:
+    """The figures that run in jobs of their own (``--contended``,
+    ``--windows``, ``--creation``), each checking what it measured."""
+    from ._contended import contended, contended_ok, contended_summary, contended_text
+    from ._creation import creation, creation_ok, creation_summary, creation_text
+    from ._windows import many_windows, many_windows_ok, many_windows_summary, many_windows_text
+
+    return {
+        "contended": Figure("contended", contended, contended_text, contended_summary, ok=contended_ok,
+                            mismatch="contended counter: MISMATCH, the final counter is not the number of ops issued"),
+        "windows": Figure("windows", many_windows, many_windows_text, many_windows_summary, ok=many_windows_ok,
+                          mismatch="many windows: MISMATCH, the counters do not add up to the epochs issued"),
+        "creation": Figure("creation", creation, creation_text, creation_summary, ok=creation_ok,
+                           mismatch="creation: onesided failed to make a kind of window"),
+    }
 
 
-def _checked(name: str, comm: Any, MPI: Any, onesided: Any, settings: Settings, progress: Progress, say: Any,
-             run: _Run) -> int:
-    """Runs figure `name` of `_CHECKED` after a calibration, prints it and
-    adds it to the JSON run at rank 0; 1 at every rank when its check
-    failed."""
-    import importlib
-
+def _run_figure(figure: Figure, comm: Any, MPI: Any, onesided: Any, settings: Settings, progress: Progress,
+                say: Any, run: _Run, peer: str) -> tuple[int, Any]:
+    """Measures `figure` after a calibration; at rank 0 prints it under the
+    calibration line and adds it to the JSON run. Returns (1 at every rank
+    when its check failed, else 0; the result at rank 0)."""
     from ._calibration import pingpong, with_calibration
-    from ._figures import mpi_peer
 
-    module, stem, mismatch = _CHECKED[name]
-    figure = importlib.import_module(f".{module}", __name__)
     calibration = pingpong(comm, MPI, settings)
-    res = getattr(figure, stem)(comm, MPI, onesided, settings, progress)
+    res = figure.measure(comm, MPI, onesided, settings, progress)
     ok = True
     if comm.rank == 0:
-        text = getattr(figure, f"{stem}_text")(res, settings, mpi_peer(MPI))
+        text = figure.text(res, settings, peer)
         say(with_calibration(text, calibration))
-        run.add(text.partition("\n")[0].removeprefix("### "), calibration, getattr(figure, f"{stem}_summary")(res))
-        ok = getattr(figure, f"{stem}_ok")(res)
+        run.add(text.partition("\n")[0].removeprefix("### "), calibration, figure.summary(res) if figure.summary else [])
+        ok = figure.ok is None or figure.ok(res)
         if not ok:
-            say(mismatch)
-    ok = comm.bcast(ok, root=0)
-    return 0 if ok else 1
+            say(figure.mismatch)
+    if figure.ok is not None:
+        ok = comm.bcast(ok, root=0)
+    return (0 if ok else 1), res

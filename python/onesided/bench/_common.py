@@ -94,13 +94,17 @@ class Figure:
     collective and returns its result on rank 0 (None elsewhere);
     ``text(result, settings, peer)`` is its markdown, opening with a
     ``### N. title`` heading; ``summary(result)``, if any, gives the rows
-    that the table across peers repeats."""
+    that the table across peers repeats; ``ok(result)``, if any, checks
+    what was measured (the job fails, saying ``mismatch``, when it does
+    not hold)."""
 
     key: str
     measure: Callable[..., Any]
     text: Callable[[Any, "Settings", str], str]
     summary: Callable[[Any], list[SummaryRow]] | None = None
     full_only: bool = False  # skipped with --quick
+    ok: Callable[[Any], bool] | None = None
+    mismatch: str = ""
 
 
 class Progress:
