@@ -189,14 +189,14 @@ def test_message_rate_table(quick: tuple[subprocess.CompletedProcess[str], Path 
 
 
 def test_column_exchange_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
-    """Figure 3b: a strided column put and get beside the copy through a
-    contiguous temporary and MPI.Win with a vector datatype, every figure
-    and both ratios printed (the figure checks at the target that the
-    column arrived, and at the origin that the get brought it back, in
-    both libraries)."""
+    """Figure 3b: a strided column put, get and accumulate beside the copy
+    through a contiguous temporary and MPI.Win with a vector datatype,
+    every figure and both ratios printed (the figure checks at the target
+    that the column holds the put plus every accumulate, and at the origin
+    that the get brought it back, in both libraries)."""
     rows = tables(quick[0].stdout)["3b"]
     assert [r[0] for r in rows] == [f"shared-memory path, {n} x 64, {op}" for n in (64, 1024, 8192)
-                                    for op in ("put", "get")]
+                                    for op in ("put", "get", "accumulate SUM")]
     for _, strided, packed, mpi, ratio_pack, ratio_mpi in rows:
         number(strided, "us")
         number(packed, "us")

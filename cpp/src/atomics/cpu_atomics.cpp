@@ -90,29 +90,60 @@ bool lock_free(Dtype d) {
   return n == 1 || n == 2 || n == 4 || n == 8;
 }
 
+namespace {
+
+// `count` elements of T from `target` (offset `target_offset` in the
+// mapping that holds `stripes`), each atomically.
+template <class T>
+void apply_run(Op op, int operands, std::byte* target, std::uint64_t target_offset, const std::byte* a,
+               const std::byte* b, std::byte* r, std::size_t count, Stripes& stripes) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t at = i * sizeof(T);
+    std::byte* t = target + at;
+    const std::byte* ai = operands >= 1 ? a + at : nullptr;
+    const std::byte* bi = operands >= 2 ? b + at : nullptr;
+    std::byte* ri = r ? r + at : nullptr;
+    if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+      if (reinterpret_cast<std::uintptr_t>(t) % sizeof(T) == 0) {
+        lockless<T>(op, t, ai, bi, ri);
+        continue;
+      }
+    }
+    locked<T>(op, t, target_offset + at, ai, bi, ri, stripes);
+  }
+}
+
+template <class F>
+void visit_element(Dtype d, F&& f) {
+  visit_dtype(d, [&](auto tag) {
+    using T0 = decltype(tag);
+    f(std::type_identity<std::conditional_t<std::is_same_v<T0, bool>, std::uint8_t, T0>>{});
+  });
+}
+
+}  // namespace
+
 void apply(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const void* origin,
            const void* origin2, void* result, std::size_t count, Stripes& stripes) {
   const int operands = op_info(op).operands;
-  visit_dtype(d, [&](auto tag) {
-    using T0 = decltype(tag);
-    using T = std::conditional_t<std::is_same_v<T0, bool>, std::uint8_t, T0>;
-    const auto* a = static_cast<const std::byte*>(origin);
-    const auto* b = static_cast<const std::byte*>(origin2);
-    auto* r = static_cast<std::byte*>(result);
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::size_t at = i * sizeof(T);
-      std::byte* t = target + at;
-      const std::byte* ai = operands >= 1 ? a + at : nullptr;
-      const std::byte* bi = operands >= 2 ? b + at : nullptr;
-      std::byte* ri = r ? r + at : nullptr;
-      if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
-        if (reinterpret_cast<std::uintptr_t>(t) % sizeof(T) == 0) {
-          lockless<T>(op, t, ai, bi, ri);
-          continue;
-        }
-      }
-      locked<T>(op, t, target_offset + at, ai, bi, ri, stripes);
-    }
+  visit_element(d, [&](auto type) {
+    apply_run<typename decltype(type)::type>(op, operands, target, target_offset,
+                                             static_cast<const std::byte*>(origin),
+                                             static_cast<const std::byte*>(origin2), static_cast<std::byte*>(result),
+                                             count, stripes);
+  });
+}
+
+void apply_nest(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const std::byte* origin,
+                std::byte* result, const Nest<3>& nest, Stripes& stripes) {
+  const int operands = op_info(op).operands;
+  visit_element(d, [&](auto type) {
+    using T = typename decltype(type)::type;
+    const std::size_t n = static_cast<std::size_t>(nest.chunk / sizeof(T));
+    nest.for_each_chunk([&](const std::array<std::int64_t, 3>& at, std::uint64_t) {
+      apply_run<T>(op, operands, target + at[2], target_offset + static_cast<std::uint64_t>(at[2]),
+                   origin ? origin + at[0] : nullptr, nullptr, result ? result + at[1] : nullptr, n, stripes);
+    });
   });
 }
 

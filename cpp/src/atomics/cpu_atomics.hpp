@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "layout/nest.hpp"
 #include "onesided/types.hpp"
 
 namespace onesided::detail::cpu {
@@ -31,5 +32,11 @@ bool lock_free(Dtype d);
 // holds `stripes` (so every process derives the same stripe).
 void apply(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const void* origin,
            const void* origin2, void* result, std::size_t count, Stripes& stripes);
+// The same for every chunk of a loop nest (side 0 the origin, 1 the
+// result, 2 the target, offsets from `origin`, `result` and `target`;
+// a null side is not walked): one dispatch on the dtype for all of them.
+// One-operand and no-operand ops only (a layout call has no origin2).
+void apply_nest(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const std::byte* origin,
+                std::byte* result, const Nest<3>& nest, Stripes& stripes);
 
 }  // namespace onesided::detail::cpu

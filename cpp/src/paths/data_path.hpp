@@ -134,6 +134,21 @@ class DataPath {
   virtual void get_nest(const Where& w, std::byte* result, const Nest<2>& nest, const RequestPtr& request) {
     in_piece_batches(nest, [&](std::span<const Piece> p) { get_pieces(w, result, p, request); });
   }
+  // An accumulate-style call (no origin2) whose origin, result and target
+  // layouts pair as one loop nest (sides 0, 1, 2; the target's offsets
+  // from the Where), `c` holding the buffers' bases. By default one
+  // accumulate() per chunk, so atomicity and ordering per element are
+  // those of accumulate(); a path that can run the loops itself overrides it.
+  virtual void accumulate_nest(const Where& w, const AtomicCall& c, const Nest<3>& nest, const RequestPtr& request) {
+    const std::size_t itemsize = dtype_info(c.dtype).size;
+    const auto* origin = static_cast<const std::byte*>(c.origin);
+    auto* result = static_cast<std::byte*>(c.result);
+    nest.for_each_chunk([&](const std::array<std::int64_t, 3>& at, std::uint64_t bytes) {
+      const AtomicCall chunk{c.function, c.op, origin ? origin + at[0] : nullptr, nullptr,
+                             result ? result + at[1] : nullptr, static_cast<std::size_t>(bytes / itemsize), c.dtype};
+      accumulate(shifted(w, static_cast<std::uint64_t>(at[2])), chunk, request);
+    });
+  }
   virtual void flush(int target) = 0;
   virtual void flush_all() = 0;
   // Flush_local: only the origin's buffers need be free again. Every path

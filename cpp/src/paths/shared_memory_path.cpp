@@ -82,6 +82,11 @@ class SharedMemoryPath final : public DataPath {
     std::byte* t = segment_.base(w.target) + w.at;
     cpu::apply(c.op, c.dtype, t, segment_.offset_of(w.target, t), c.origin, c.origin2, c.result, c.count, stripes_);
   }
+  void accumulate_nest(const Where& w, const AtomicCall& c, const Nest<3>& nest, const RequestPtr&) override {
+    std::byte* t = segment_.base(w.target) + w.at;
+    cpu::apply_nest(c.op, c.dtype, t, segment_.offset_of(w.target, t), static_cast<const std::byte*>(c.origin),
+                    static_cast<std::byte*>(c.result), nest, stripes_);
+  }
   // Puts are plain stores into memory other processes map: published on
   // this rank's word, so they happen before the loads of whoever takes it
   // after the synchronisation that follows (memory/publication.hpp).

@@ -136,7 +136,11 @@ void Window::Impl::atomic(const AtomicCall& c, const Layout* ol, const Layout* r
   };
   // An absent operand walks no layout (its offsets stay 0 and unused).
   const std::array<const Layout*, 3> sides{origin ? ol : nullptr, result ? rl : nullptr, &tl};
-  if (const auto nest = nest_of<3>(sides)) return nest->for_each_chunk(apply);
+  if (auto nest = nest_of<3>(sides)) {
+    nest->start[2] -= tl.lo();  // the target's offsets from the Where, as in apply
+    return path->accumulate_nest(w, AtomicCall{c.function, c.op, origin, nullptr, result, 0, c.dtype}, *nest,
+                                 request);
+  }
   Pieces<3>(sides).for_each(apply);
 }
 

@@ -62,6 +62,10 @@ def column_exchange(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: P
                 np.copyto(temporary, a[:, 0])
                 win.Put(temporary, 1, staging)
 
+            def packed_sum(win: Any = ours) -> None:
+                np.copyto(temporary, a[:, 0])
+                win.Accumulate(temporary, 1, staging, onesided.SUM)
+
             b = np.zeros((rows, COLS))
             entries = {
                 "put": [
@@ -75,13 +79,23 @@ def column_exchange(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: P
                      (ours.Get, (temporary, 1, staging))),
                     ("MPI.Win vector", theirs, True, (theirs.Get, ([b, 1, vector], 1, (COLS - 1, 1, vector)))),
                 ],
+                # Last: it changes the target's column, which the check below
+                # then expects to hold a[:, 0] once per accumulate, plus the put.
+                "accumulate SUM": [
+                    ("strided", ours, False, (ours.Accumulate, (a[:, 0], 1, (0, 1, into), onesided.SUM))),
+                    ("copy", ours, False, (packed_sum, ())),
+                    ("MPI.Win vector", theirs, True,
+                     (theirs.Accumulate, ([a, 1, vector], 1, (COLS - 1, 1, vector), MPI.SUM))),
+                ],
             }
             iters = max(20, min(s.iters, (s.bw_budget // 8) // (rows * 8))) if info is FAST else 20
             for op, calls in entries.items():
                 got = _interleaved(comm, calls, s.reps, lambda call, win: latency_us(call, win.Flush, 1, iters))
                 if comm.rank == 0:
                     out[(path, rows, op)] = got
-            _check_column(comm, ours, theirs, a, b, rows)
+            # Each latency_us call: a warm-up of a tenth, then iters.
+            sums = s.reps * (max(10, iters // 10) + iters)
+            _check_column(comm, ours, theirs, a, b, rows, 1 + sums)
             vector.Free()
             ours.Free()
             theirs.Free()
@@ -106,17 +120,18 @@ class _ThenUnpack:
         self.unpack()
 
 
-def _check_column(comm: Any, ours: Any, theirs: Any, a: np.ndarray, b: np.ndarray, rows: int) -> None:
-    # The target's last column holds rank 0's first column in both
-    # libraries' windows, and rank 0's b got it back: the figure measured
-    # transfers that happened.
+def _check_column(comm: Any, ours: Any, theirs: Any, a: np.ndarray, b: np.ndarray, rows: int, times: int) -> None:
+    # The target's last column holds rank 0's first column `times` times
+    # over (the put, then every accumulate) in both libraries' windows,
+    # and rank 0's b got the column back: the figure measured transfers
+    # that happened (every value and sum is exact in float64).
     comm.Barrier()
     if comm.rank == 1:
         for win in (ours, theirs):
             win.Lock(1)
             got = np.frombuffer(win, np.float64)[: rows * COLS].reshape(rows, COLS)[:, -1].copy()
             win.Unlock(1)
-            assert np.array_equal(got, a[:, 0]), "column exchange: the target's column is wrong"
+            assert np.array_equal(got, a[:, 0] * times), "column exchange: the target's column is wrong"
     if comm.rank == 0:
         assert np.array_equal(b[:, 0], a[:, 0]), "column exchange: the column got back is wrong"
     comm.Barrier()
@@ -129,13 +144,14 @@ def column_exchange_text(res: dict[str, Any], s: Settings, peer: str = "") -> st
                      fmt_us(f["MPI.Win vector"]), fmt_ratio(f["strided"], f["copy"]),
                      fmt_ratio(f["strided"], f["MPI.Win vector"])])
     head = heading(
-        "3b. Column exchange: one column of a rows x 64 float64 array to (put) or from (get) a neighbour's "
-        "column, + Flush",
+        "3b. Column exchange: one column of a rows x 64 float64 array to (put, accumulate) or from (get) a "
+        "neighbour's column, + Flush",
         f"us per op + Flush: median [min, max] of {s.reps} repetitions, the columns taking turns. strided: "
         "`win.Put(a[:, 0], 1, (0, 1, onesided.Layout.of(...)))`, `win.Get(b[:, 0], ...)`; copy: for a put, "
         "np.copyto into a contiguous temporary, then a contiguous put (the unpack at the target that this "
         "workaround also needs is not counted); for a get, a contiguous get into the temporary, then np.copyto "
-        "into the column after the Flush (the pack at the target is not counted); MPI.Win vector: mpi4py "
+        "into the column after the Flush (the pack at the target is not counted); for an accumulate, as for a put, "
+        "with Accumulate SUM; MPI.Win vector: mpi4py "
         "`MPI.Win.Allocate` with a `Create_vector(rows, 1, 64)` datatype at both ends. Ratios: strided / the "
         "other (below 1: the strided op is faster).",
     )
