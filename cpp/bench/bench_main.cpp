@@ -3,11 +3,17 @@
 // floor, between two processes on one host.
 //
 //   onesided_bench [--iters N] [--reps R] [--quick] [--no-tcp] [--netns ORIGIN,TARGET]
+//                  [--rows WORD,...] [--columns NAME,...]
 //
 // --netns puts each rank in a network namespace of its own before it touches
 // libfabric (/run/netns/NAME, as `ip netns add` makes them: two simulated
 // hosts, tests/hosts/netns.py) and measures only the tcp columns (and the CPU
 // floor), over the namespaces' interfaces instead of 127.0.0.1.
+//
+// --rows and --columns measure only some rows (by the first word of their
+// name: put, get, accumulate, get_accumulate, fetch_and_op,
+// compare_and_swap, rmw, rmw2) and columns (by name, as in the table:
+// "onesided shm,raw shm"), so that a profiler sees one kind of work.
 //
 // The program forks two ranks itself (before either touches libfabric,
 // which is not fork-safe), joined by a socketpair Bootstrap. Rank 0 is the
@@ -123,6 +129,9 @@ int rank_main(int rank, int fd, Control& ctrl, const Options& opt) {
     cols.push_back(std::make_unique<OnesidedColumn>("onesided tcp", tcp.get()));
     cols.push_back(std::make_unique<RawColumn>("raw tcp", kRawTcp, raw_tcp.get()));
   }
+
+  std::erase_if(cols, [&](const auto& c) { return !opt.wants_column(c->name()); });
+  if (cols.empty()) throw std::runtime_error("--columns names no column of this run");
 
   Times times;
   if (rank == 0) {

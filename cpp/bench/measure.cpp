@@ -18,6 +18,7 @@ Times measure(Control& ctrl, std::vector<std::unique_ptr<Column>>& cols, const O
   // rep -1 is a warm-up of everything (first touches, tcp connections).
   for (int rep = -1; rep < opt.reps; ++rep) {
     for (int r = 0; r < kNumRows; ++r) {
+      if (!opt.wants_row(kRows[r].name)) continue;
       for (std::size_t c = 0; c < cols.size(); ++c) {
         Column& col = *cols[c];
         set_phase(ctrl, col.phase());

@@ -56,19 +56,19 @@ void print_table(const Times& times, const std::vector<std::unique_ptr<Column>>&
   const int floor = col_index("CPU floor"), fast = col_index("fast path");
   const int os_shm = col_index("onesided shm"), raw_shm = col_index("raw shm");
   const int os_tcp = col_index("onesided tcp"), raw_tcp = col_index("raw tcp");
-  out.push_back({"CPU floor", floor, -1});
-  if (fast >= 0) {
-    out.push_back({"fast path", fast, -1});
-    out.push_back({"fast/floor", fast, floor});
-    out.push_back({"onesided shm", os_shm, -1});
-    out.push_back({"raw shm", raw_shm, -1});
-    out.push_back({"shm ratio", os_shm, raw_shm});
-  }
-  if (os_tcp >= 0) {
-    out.push_back({"onesided tcp", os_tcp, -1});
-    out.push_back({"raw tcp", raw_tcp, -1});
-    out.push_back({"tcp ratio", os_tcp, raw_tcp});
-  }
+  // A column left out (--columns) leaves out what is computed from it.
+  auto add = [&](const char* head, int a, int b) {
+    if (a >= 0) out.push_back({head, a, b});
+  };
+  add("CPU floor", floor, -1);
+  add("fast path", fast, -1);
+  if (floor >= 0) add("fast/floor", fast, floor);
+  add("onesided shm", os_shm, -1);
+  add("raw shm", raw_shm, -1);
+  if (raw_shm >= 0) add("shm ratio", os_shm, raw_shm);
+  add("onesided tcp", os_tcp, -1);
+  add("raw tcp", raw_tcp, -1);
+  if (raw_tcp >= 0) add("tcp ratio", os_tcp, raw_tcp);
 
   if (opt.hosts())
     std::printf("\nonesided C++ latency: 2 processes in network namespaces %s (origin) and %s (target),\n"
@@ -86,6 +86,7 @@ void print_table(const Times& times, const std::vector<std::unique_ptr<Column>>&
   for (std::size_t k = 0; k < out.size(); ++k) std::printf("%s:|", std::string(13, '-').c_str());
   std::printf("\n");
   for (int r = 0; r < kNumRows; ++r) {
+    if (!opt.wants_row(kRows[r].name)) continue;
     std::printf("| %-26s |", kRows[r].name);
     for (const auto& o : out) {
       const double a = median(times[r][o.a]);

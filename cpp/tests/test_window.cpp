@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "onesided/error.hpp"
 #include "onesided/window.hpp"
@@ -117,6 +118,47 @@ TEST_P(WindowTest, ExclusiveLockSerialisesReadModifyWrite) {
     boot->barrier();
     win->sync();  // loads of the own window after others' updates (MPI's Win_sync)
     bool ok = rank != 0 || *static_cast<std::int64_t*>(win->base()) == 2 * kRounds;
+    win->free();
+    return ok;
+  });
+}
+
+TEST_P(WindowTest, ProgressThreadResumesOnceTheTargetStopsWaiting) {
+  // Rank 1 flushes operations back to back, so its progress thread stands
+  // aside (its sleeps grown to the longest), then makes no onesided call
+  // for kQuiet. The provider moves rank 0's puts and atomics only when
+  // rank 1 polls: they complete because its progress thread comes back,
+  // well before rank 1 would poll again itself. (The provider path on shm
+  // too: on one host the default would be the shared-memory path, which
+  // needs no progress at all.)
+  const std::string provider = GetParam();
+  constexpr auto kQuiet = std::chrono::milliseconds(1500);
+  run_pair([&](int rank, std::shared_ptr<Bootstrap> boot) {
+    auto win = Window::allocate(64, 8, {{"provider", provider}, {"onesided_fast_path", "off"}}, boot);
+    if (win->info().at("onesided_path") != "provider") return false;
+    win->lock_all();
+    bool ok = true;
+    const std::int64_t one = 1;
+    if (rank == 1) {
+      std::int64_t old = 0;
+      for (int i = 0; i < 2000; ++i) {
+        win->fetch_and_op(&one, &old, Dtype::Int64, 0, 0, Op::Sum);
+        win->flush(0);
+      }
+      boot->barrier();
+      std::this_thread::sleep_for(kQuiet);
+    } else {
+      boot->barrier();
+      const auto t0 = std::chrono::steady_clock::now();
+      std::int64_t old = 0;
+      for (int i = 0; i < 20; ++i) {
+        win->put(&one, 1, Dtype::Int64, 1, 1);
+        win->fetch_and_op(&one, &old, Dtype::Int64, 1, 2, Op::Sum);
+        win->flush(1);
+      }
+      ok = std::chrono::steady_clock::now() - t0 < kQuiet / 3;
+    }
+    win->unlock_all();
     win->free();
     return ok;
   });

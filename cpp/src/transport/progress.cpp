@@ -116,9 +116,11 @@ void ProgressEngine::run() {
   auto contended_at = last_event;
   auto yielded_at = last_event;
   std::uint64_t entries_seen = 0;
+  auto aside = kStandAside;  // the next sleep while a thread is in wait()
   while (!stop_) {
     const std::uint64_t entries = entries_.load(std::memory_order_relaxed);
-    if (callers_.load(std::memory_order_relaxed) > 0 || entries != entries_seen) {
+    const bool in_wait = callers_.load(std::memory_order_relaxed) > 0;
+    if (in_wait || entries != entries_seen) {
       // A thread in wait() polls for the whole process: everything this
       // thread would do, it does, in the thread that wants the result.
       // One that entered wait() during our last sleep is likely to again
@@ -128,10 +130,19 @@ void ProgressEngine::run() {
       // a system call over every socket) just when it wants it.
       // A plain sleep, not the doorbell: rings need not wake us, and
       // ringers skip the futex call while nobody sleeps on the bell.
+      // While waits go on, each sleep is twice the last, up to
+      // kStandAsideMax: every wake-up of this thread takes a core from
+      // the waiting thread or from a peer's (on 2 vCPUs, the 20000
+      // wake-ups a second of 50 us sleeps made an shm operation + flush
+      // measurably slower: docs/performance-cpp.md, 2026-12-02). A sleep
+      // that starts with no thread in wait() is short: the waits may
+      // have ended.
       entries_seen = entries;
-      std::this_thread::sleep_for(kStandAside);
+      std::this_thread::sleep_for(in_wait ? aside : kStandAside);
+      aside = std::min(aside * 2, kStandAsideMax);
       continue;
     }
+    aside = kStandAside;
     std::size_t n = 0;
     try {
       n = poll();

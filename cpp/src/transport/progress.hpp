@@ -36,6 +36,9 @@ class ProgressEngine {
   // third thread competes for the cores and the CQ.
   template <class Pred>
   void wait(Pred&& done) {
+    // Already done (a flush's wait for acknowledgements when nothing was
+    // notified): no poll to make, so no entry for run() to stand aside for.
+    if (done()) return check_failure();
     Caller in(callers_, entries_);
     unsigned idle = 0;
     InterruptPace interrupt;
@@ -176,9 +179,13 @@ class ProgressEngine {
   // run()'s hot regime yields at most this often (see there).
   static constexpr std::chrono::microseconds kYieldPeriod{1000};
   // How long the background thread sleeps, without polling, while a thread
-  // in wait() polls; it resumes between this long and twice this long
-  // after the last one left (once a whole sleep saw no thread enter).
+  // in wait() polls: kStandAside at first, doubling while waits go on, up
+  // to kStandAsideMax. It resumes once a whole sleep saw no thread enter:
+  // at most kStandAsideMax + kStandAside after the last one left (a sleep
+  // that starts while no thread waits is kStandAside long), where it was
+  // 2 x kStandAside with sleeps of kStandAside only.
   static constexpr std::chrono::microseconds kStandAside{50};
+  static constexpr std::chrono::microseconds kStandAsideMax{400};
   static constexpr std::chrono::microseconds kContendedYield{500};
   static constexpr std::chrono::milliseconds kReprobe{20};
   std::chrono::microseconds spin_;      // spin this long after an event
