@@ -53,13 +53,15 @@ void print_table(const Times& times, const std::vector<std::unique_ptr<Column>>&
     int a, b;  // a value column (b < 0) or the ratio a / b
   };
   std::vector<Out> out;
-  const int floor = col_index("CPU floor"), fast = col_index("fast path");
+  const int floor = col_index("CPU floor"), fast = col_index("fast path"), epoch = col_index("epoch");
   const int os_shm = col_index("onesided shm"), raw_shm = col_index("raw shm");
   const int os_tcp = col_index("onesided tcp"), raw_tcp = col_index("raw tcp");
   out.push_back({"CPU floor", floor, -1});
   if (fast >= 0) {
     out.push_back({"fast path", fast, -1});
     out.push_back({"fast/floor", fast, floor});
+    out.push_back({"epoch", epoch, -1});
+    out.push_back({"epoch/floor", epoch, floor});
     out.push_back({"onesided shm", os_shm, -1});
     out.push_back({"raw shm", raw_shm, -1});
     out.push_back({"shm ratio", os_shm, raw_shm});
