@@ -3,6 +3,8 @@
 // it must not outlive, its data and its atomicity beside the Window's calls.
 // Every test's ranks die by alarm(60) if they hang (pair_processes.hpp).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -257,6 +259,43 @@ TEST(EpochHandle, UseAfterTheEpochClosedRaisesAndTouchesNothing) {
     }
     const auto v = cells_after(*boot, *win, 8);
     if (rank == 1) check(v[0] == 1 && v[1] == 0 && v[2] == 0 && v[3] == 0 && v[4] == 1, "rank 1's cells");
+    win->free();
+    return ok;
+  });
+}
+
+TEST(EpochHandle, AForkedChildCannotUseItsParentsHandle) {
+  // The child of fork() still maps the window's memory: a handle that only
+  // compared the epoch would let it write into the parent's window.
+  run_pair([](int rank, std::shared_ptr<Bootstrap> boot) {
+    auto win = Window::allocate(64, 8, {}, boot);
+    std::memset(win->base(), 0, 64);
+    boot->barrier();
+    bool ok = true;
+    if (rank == 0) {
+      win->lock_all();
+      Epoch e = win->epoch_all();
+      const pid_t child = ::fork();
+      if (child == 0) {
+        alarm(10);  // not inherited from the rank's alarm
+        const std::int64_t v = 99;
+        bool refused = false;
+        try {
+          e.put(&v, 1, 1, 0);
+        } catch (const Error& err) {
+          refused = err.category() == ErrorCategory::Epoch;
+        }
+        ::_exit(refused ? 0 : 1);
+      }
+      int status = 0;
+      ok = child > 0 && ::waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      const std::int64_t one = 1;
+      e.put(&one, 1, 1, 1);  // the parent's handle still works
+      e.flush(1);
+      win->unlock_all();
+    }
+    const auto v = cells_after(*boot, *win, 2);
+    if (rank == 1) ok = v[0] == 0 && v[1] == 1;
     win->free();
     return ok;
   });
