@@ -30,6 +30,9 @@
 //                  process spins reading that line
 //   fast path      onesided, Window::allocate with default info: one host,
 //                  so the intra-node fast path (shared memory, CPU atomics)
+//   epoch          the same kind of window through an Epoch handle
+//                  (onesided/epoch.hpp) taken after lock_all: the epoch's
+//                  checks once, per call the bounds check and the op inline
 //   onesided shm   onesided over libfabric's shm provider
 //                  (info provider=shm, onesided_fast_path=off)
 //   raw shm        the fewest libfabric calls doing the same (raw_fabric.cpp),
@@ -105,8 +108,9 @@ int rank_main(int rank, int fd, Control& ctrl, const Options& opt) {
   const onesided::Info tcp_info{{"provider", "tcp;ofi_rxm"}};
   // Across (simulated) hosts only tcp: neither shared memory nor shm spans them.
   const bool local = !opt.hosts();
-  std::unique_ptr<Window> fast, shm, tcp;
+  std::unique_ptr<Window> fast, epoch, shm, tcp;
   if (local) fast = Window::allocate(64, 8, fast_info, boot);
+  if (local) epoch = Window::allocate(64, 8, fast_info, boot);  // cells of its own: each column has its model
   if (local) shm = Window::allocate(64, 8, shm_info, boot);
   if (opt.tcp || !local) tcp = Window::allocate(64, 8, tcp_info, boot);
   if (local && fast->info().at("onesided_fast_path") != "on")
@@ -122,6 +126,11 @@ int rank_main(int rank, int fd, Control& ctrl, const Options& opt) {
   cols.push_back(std::make_unique<FloorColumn>(ctrl));
   if (local) {
     cols.push_back(std::make_unique<OnesidedColumn>("fast path", fast.get()));
+    cols.push_back(std::make_unique<EpochColumn>("epoch", epoch.get()));
+    epoch->lock_all();
+    const bool direct = epoch->epoch_all().direct();
+    epoch->unlock_all();
+    if (!direct) throw std::runtime_error("the epoch column's handle forwards to the Window (not direct)");
     cols.push_back(std::make_unique<OnesidedColumn>("onesided shm", shm.get()));
     cols.push_back(std::make_unique<RawColumn>("raw shm", kRawShm, raw_shm.get()));
   }
@@ -190,9 +199,11 @@ int rank_main(int rank, int fd, Control& ctrl, const Options& opt) {
   boot->barrier();
   if (tcp) tcp->free();
   if (shm) shm->free();
+  if (epoch) epoch->free();
   if (fast) fast->free();
   tcp.reset();
   shm.reset();
+  epoch.reset();
   fast.reset();
   onesided::shutdown();  // closes the providers (and their /dev/shm regions)
   return status;

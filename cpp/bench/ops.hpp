@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "onesided/epoch.hpp"
 #include "onesided/window.hpp"
 #include "raw_fabric.hpp"
 
@@ -95,6 +96,61 @@ struct OnesidedOps {
     o = swp;
     w->rmw2(Op::MaskSwap, &c, &o, &r, 1, Dtype::Int64, t, i);
     w->flush(t);
+    return r;
+  }
+};
+
+// onesided's Epoch handle (onesided/epoch.hpp) from lock_all(), each op
+// followed by the handle's flush(target): the checks the epoch decided are
+// not repeated, the bounds check and the op are inline.
+struct EpochOps {
+  onesided::Epoch e;
+  static constexpr int t = 1;
+  std::int64_t o = 0, c = 0, r = 0;
+  void put(std::int64_t v, int i) {
+    o = v;
+    e.put(&o, 1, t, i);
+    e.flush(t);
+  }
+  std::int64_t get(int i) {
+    e.get(&r, 1, t, i);
+    e.flush(t);
+    return r;
+  }
+  void accumulate(std::int64_t v, int i) {
+    o = v;
+    e.accumulate(&o, 1, t, i, Op::Sum);
+    e.flush(t);
+  }
+  std::int64_t get_accumulate(std::int64_t v, int i) {
+    o = v;
+    e.get_accumulate(&o, &r, 1, t, i, Op::Sum);
+    e.flush(t);
+    return r;
+  }
+  std::int64_t fetch_and_op(std::int64_t v, int i) {
+    o = v;
+    e.fetch_and_op(&o, &r, t, i, Op::Sum);
+    e.flush(t);
+    return r;
+  }
+  std::int64_t cas(std::int64_t cmp, std::int64_t swp, int i) {
+    c = cmp;
+    o = swp;
+    e.compare_and_swap(&o, &c, &r, t, i);
+    e.flush(t);
+    return r;
+  }
+  std::int64_t rmw_inc(int i) {
+    e.rmw<std::int64_t>(Op::Inc, nullptr, &r, 1, t, i);
+    e.flush(t);
+    return r;
+  }
+  std::int64_t mswap(std::int64_t mask, std::int64_t swp, int i) {
+    c = mask;
+    o = swp;
+    e.rmw2(Op::MaskSwap, &c, &o, &r, 1, t, i);
+    e.flush(t);
     return r;
   }
 };

@@ -53,7 +53,7 @@ void print_table(const Times& times, const std::vector<std::unique_ptr<Column>>&
     int a, b;  // a value column (b < 0) or the ratio a / b
   };
   std::vector<Out> out;
-  const int floor = col_index("CPU floor"), fast = col_index("fast path");
+  const int floor = col_index("CPU floor"), fast = col_index("fast path"), epoch = col_index("epoch");
   const int os_shm = col_index("onesided shm"), raw_shm = col_index("raw shm");
   const int os_tcp = col_index("onesided tcp"), raw_tcp = col_index("raw tcp");
   // A column left out (--columns) leaves out what is computed from it.
@@ -63,6 +63,8 @@ void print_table(const Times& times, const std::vector<std::unique_ptr<Column>>&
   add("CPU floor", floor, -1);
   add("fast path", fast, -1);
   if (floor >= 0) add("fast/floor", fast, floor);
+  add("epoch", epoch, -1);
+  if (floor >= 0) add("epoch/floor", epoch, floor);
   add("onesided shm", os_shm, -1);
   add("raw shm", raw_shm, -1);
   if (raw_shm >= 0) add("shm ratio", os_shm, raw_shm);

@@ -53,6 +53,8 @@ using Info = std::map<std::string, std::string>;
 // shared_query(kProcNull) gives the first rank whose segment is not empty.
 inline constexpr int kProcNull = -1;
 
+class Epoch;  // onesided/epoch.hpp
+
 struct SharedMemory {
   void* base = nullptr;
   std::size_t size = 0;
@@ -235,6 +237,13 @@ class Window {
   void unlock_all();
   void flush(int target);
   void flush_all();
+  // A handle on the passive epoch open on `target` (after lock(target)) or
+  // on every rank (after lock_all()), whose calls skip what the epoch
+  // decided and keep the per-call checks (onesided/epoch.hpp). An Epoch
+  // error when no such epoch is open; the handle is closed by the
+  // unlock(target) or unlock_all() that ends it.
+  Epoch epoch(int target);
+  Epoch epoch_all();
   void flush_local(int target);
   void flush_local_all();
   // flush(target)'s and flush_all()'s conditions as Requests, for event
@@ -267,3 +276,8 @@ class Window {
 };
 
 }  // namespace onesided
+
+// Epoch's calls are inline and forward to Window's, so it needs Window
+// whole: it is defined after it, and this include makes window.hpp alone
+// enough for callers of epoch() (either header may come first).
+#include "onesided/epoch.hpp"

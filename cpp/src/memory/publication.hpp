@@ -63,6 +63,9 @@ class Publication {
 
   // This rank's stores so far are visible to whoever take()s after learning of this call.
   void publish() const { words_[rank_].count.fetch_add(1, std::memory_order_release); }
+  // The word publish() increments, for a caller that publishes inline
+  // (onesided/epoch.hpp): the same release increment, on the same word.
+  std::atomic<std::uint64_t>* own_word() const { return &words_[rank_].count; }
   // Every rank's stores before the publish() this rank has learnt of are visible to its loads after this call.
   void take() const {
     for (int r = 0; r < nranks_; ++r) (void)words_[r].count.load(std::memory_order_acquire);

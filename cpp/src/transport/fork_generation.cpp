@@ -25,6 +25,11 @@ std::uint64_t fork_generation() {
   return generation.load(std::memory_order_relaxed);
 }
 
+const std::atomic<std::uint64_t>& fork_generation_word() {
+  (void)fork_generation();  // registers the atfork handler that bumps it
+  return generation;
+}
+
 void raise_forked(const char* what) {
   raise(ErrorCategory::Epoch, std::string(what) +
                                   " belongs to the process that forked this one: a child made by fork() cannot use "

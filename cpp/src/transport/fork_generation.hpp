@@ -7,6 +7,7 @@
 // the process (the progress engine, windows, endpoints) check it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace onesided::detail {
@@ -14,6 +15,9 @@ namespace onesided::detail {
 // 0 in a process no fork() has made since onesided first asked; n in a
 // child n fork()s deep (counted from that first call).
 std::uint64_t fork_generation();
+// The word fork_generation() reads, for a caller that keeps it and reads
+// it inline (onesided/epoch.hpp: once per call, relaxed).
+const std::atomic<std::uint64_t>& fork_generation_word();
 
 // The Epoch error for using `what`, an object of the parent, in a child.
 [[noreturn]] void raise_forked(const char* what);

@@ -420,6 +420,10 @@ void Window::Impl::negotiate(bool shared_memory_path, Agreed& agreed, std::strin
     events = std::move(log);
   }
   addressing = s.flavor == Flavor::Dynamic ? attached_regions(s) : window_extent(s);
+  // Epoch handles touch memory themselves only where this path alone does
+  // (not wrapped by nasty mode or the race checker): window/epoch_handle.cpp.
+  if (shared_memory_path && !config.nasty_seed && config.check.empty() && s.flavor != Flavor::Dynamic)
+    epoch_targets = load_store_targets(s);
   // The target polls while an origin holds its lock when something the
   // origin does needs its progress: not with cross-memory attach, where
   // only notifications arrive, and they ring.
@@ -436,6 +440,7 @@ void Window::Impl::negotiate(bool shared_memory_path, Agreed& agreed, std::strin
 
 void Window::Impl::release() {
   if (s.freed.exchange(true)) return;
+  epochs.close_every_handle();  // a handle kept past free() raises, never touches unmapped memory
   if (s.endpoint && s.id) s.endpoint->detach(s.id);
   window_lock.reset();
   s.region.reset();

@@ -51,6 +51,23 @@ struct Epochs {
     return passive_all.load(std::memory_order_acquire) ||
            passive[static_cast<std::size_t>(target)].load(std::memory_order_acquire);
   }
+
+  // What Epoch handles (onesided/epoch.hpp) compare on every call: one
+  // counter per target, bumped when a lock on it closes, and one more
+  // ([nranks]) bumped when Lock_all's epoch closes; free() bumps them all.
+  // Written under `mutex` where the epoch state changes, read without it
+  // (relaxed: only whether the handle's epoch has ended depends on it, and
+  // a thread that learnt of the close through any synchronisation, or
+  // closed it itself, reads the bump by coherence).
+  std::unique_ptr<std::atomic<std::uint64_t>[]> generation =
+      std::make_unique<std::atomic<std::uint64_t>[]>(post_matched.size() + 1);
+  void close_handles(int target) {
+    generation[static_cast<std::size_t>(target)].fetch_add(1, std::memory_order_relaxed);
+  }
+  void close_handles_all() { generation[post_matched.size()].fetch_add(1, std::memory_order_relaxed); }
+  void close_every_handle() {
+    for (std::size_t t = 0; t <= post_matched.size(); ++t) generation[t].fetch_add(1, std::memory_order_relaxed);
+  }
 };
 
 }  // namespace onesided::detail

@@ -110,6 +110,12 @@ class Window::Impl final : public detail::MessageSink {
   // The race checker with onesided_check=races, else hooks that do nothing.
   std::shared_ptr<detail::EpochEvents> events = detail::no_epoch_events();
   detail::NotifyCounters notify_counters;       // this rank's (window/notify_counters.hpp)
+  // epoch_handle.cpp: every rank's segment as Epoch handles reach it, set
+  // at creation on the plain shared-memory path (empty elsewhere: handles
+  // then forward every call). Never changes, so handles point into it.
+  std::vector<Epoch::Target> epoch_targets;
+  static std::vector<Epoch::Target> load_store_targets(const detail::WindowState& state);
+  Epoch make_epoch(unsigned first, unsigned count, std::size_t generation);
 
  private:
   // create.cpp

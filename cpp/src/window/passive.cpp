@@ -78,6 +78,7 @@ void Window::Impl::unlock(int target) {
     std::lock_guard lk(epochs.mutex);
     epochs.state.on_unlock(target);
     epochs.mirror(target);
+    epochs.close_handles(target);  // even if the unlock is interrupted below: take a new handle then
     nocheck = epochs.nocheck[target];
     exclusive = epochs.exclusive[target];
   }
@@ -128,6 +129,7 @@ void Window::Impl::unlock_all() {
     std::lock_guard lk(epochs.mutex);
     epochs.state.on_unlock_all();
     epochs.mirror_all();
+    epochs.close_handles_all();  // as in unlock()
     nocheck = epochs.lock_all_nocheck;
   }
   try {
