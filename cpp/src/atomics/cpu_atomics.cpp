@@ -134,16 +134,15 @@ void apply(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const
   });
 }
 
-void apply_nest(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const std::byte* origin,
-                std::byte* result, const Nest<3>& nest, Stripes& stripes) {
+void apply_chunks(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const std::byte* origin,
+                  std::byte* result, std::span<const Chunk> chunks, std::size_t bytes, Stripes& stripes) {
   const int operands = op_info(op).operands;
   visit_element(d, [&](auto type) {
     using T = typename decltype(type)::type;
-    const std::size_t n = static_cast<std::size_t>(nest.chunk / sizeof(T));
-    nest.for_each_chunk([&](const std::array<std::int64_t, 3>& at, std::uint64_t) {
-      apply_run<T>(op, operands, target + at[2], target_offset + static_cast<std::uint64_t>(at[2]),
-                   origin ? origin + at[0] : nullptr, nullptr, result ? result + at[1] : nullptr, n, stripes);
-    });
+    const std::size_t n = bytes / sizeof(T);
+    for (const Chunk& c : chunks)
+      apply_run<T>(op, operands, target + c.target, target_offset + static_cast<std::uint64_t>(c.target),
+                   origin ? origin + c.origin : nullptr, nullptr, result ? result + c.result : nullptr, n, stripes);
   });
 }
 

@@ -12,7 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "layout/nest.hpp"
+#include <span>
+
 #include "onesided/types.hpp"
 
 namespace onesided::detail::cpu {
@@ -32,11 +33,16 @@ bool lock_free(Dtype d);
 // holds `stripes` (so every process derives the same stripe).
 void apply(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const void* origin,
            const void* origin2, void* result, std::size_t count, Stripes& stripes);
-// The same for every chunk of a loop nest (side 0 the origin, 1 the
-// result, 2 the target, offsets from `origin`, `result` and `target`;
-// a null side is not walked): one dispatch on the dtype for all of them.
-// One-operand and no-operand ops only (a layout call has no origin2).
-void apply_nest(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const std::byte* origin,
-                std::byte* result, const Nest<3>& nest, Stripes& stripes);
+// One chunk of a strided call: its elements' byte offsets from the
+// origin, the result and the target given to apply_chunks.
+struct Chunk {
+  std::int64_t origin, result, target;
+};
+// The same as apply() for each of `chunks` (`bytes` each, a multiple of
+// the element size; a null origin or result is not read or written), with
+// one dispatch on the dtype for all of them. One-operand and no-operand
+// ops only (a strided call has no origin2).
+void apply_chunks(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const std::byte* origin,
+                  std::byte* result, std::span<const Chunk> chunks, std::size_t bytes, Stripes& stripes);
 
 }  // namespace onesided::detail::cpu

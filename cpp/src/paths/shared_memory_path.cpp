@@ -25,6 +25,7 @@
 //  - Notification: the target's counter, in the shared mapping, gets a
 //    release increment after the data (the op completed in its call), so
 //    the target's acquire load of the count sees the data.
+#include <array>
 #include <atomic>
 #include <cstring>
 
@@ -82,10 +83,24 @@ class SharedMemoryPath final : public DataPath {
     std::byte* t = segment_.base(w.target) + w.at;
     cpu::apply(c.op, c.dtype, t, segment_.offset_of(w.target, t), c.origin, c.origin2, c.result, c.count, stripes_);
   }
+  // The nest's chunks to the CPU atomics in batches, one dtype dispatch
+  // per batch rather than one accumulate() per chunk.
   void accumulate_nest(const Where& w, const AtomicCall& c, const Nest<3>& nest, const RequestPtr&) override {
     std::byte* t = segment_.base(w.target) + w.at;
-    cpu::apply_nest(c.op, c.dtype, t, segment_.offset_of(w.target, t), static_cast<const std::byte*>(c.origin),
-                    static_cast<std::byte*>(c.result), nest, stripes_);
+    const std::uint64_t t_offset = segment_.offset_of(w.target, t);
+    const auto* origin = static_cast<const std::byte*>(c.origin);
+    auto* result = static_cast<std::byte*>(c.result);
+    std::array<cpu::Chunk, 256> batch;
+    std::size_t n = 0;
+    auto apply = [&] {
+      cpu::apply_chunks(c.op, c.dtype, t, t_offset, origin, result, std::span(batch.data(), n), nest.chunk, stripes_);
+      n = 0;
+    };
+    nest.for_each_chunk([&](const std::array<std::int64_t, 3>& at, std::uint64_t) {
+      batch[n++] = {at[0], at[1], at[2]};
+      if (n == batch.size()) apply();
+    });
+    if (n) apply();
   }
   // Puts are plain stores into memory other processes map: published on
   // this rank's word, so they happen before the loads of whoever takes it
