@@ -5,7 +5,7 @@
 // after the one before: a column of a matrix is one run whatever its length.
 //
 // The origin plans runs from pieces (plan_runs); the target checks every
-// run of a message before it touches any byte (checked_runs): a message
+// run of a message before it touches any byte (CheckedRuns): a message
 // whose runs reach outside the window is answered with a failure and moves
 // nothing.
 #pragma once
@@ -42,7 +42,7 @@ bool pieces_suit_messages(const Transport& t, std::span<const Piece> pieces, std
 
 // Plans pieces [first, end) into `runs` (cleared first) and returns end:
 // as many pieces as `fits(runs, data bytes)` allows, at least one (the
-// caller's suits() saw that any one piece fits). A piece of the size of
+// caller's pieces_suit_messages() saw that any one piece fits). A piece of the size of
 // the last run's and one stride further extends it (the stride is set by
 // its second piece); else it opens a new run.
 template <class Fits>
