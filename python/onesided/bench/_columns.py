@@ -1,10 +1,11 @@
 """Figure 3b: the column exchange of a halo (issue 19), one run, three ways,
-for puts and for gets.
+for puts, gets and accumulates.
 
 Put: rank 0 puts column 0 of its C-order float64 array ``a`` (rows x COLS)
 into column COLS - 1 of the same-shaped array in rank 1's window, then
 Flushes. Get: rank 0 gets column COLS - 1 of rank 1's array into column 0
-of its own array ``b``, then Flushes.
+of its own array ``b``, then Flushes. Accumulate: as the put, with
+Accumulate SUM (the copy way: np.copyto, then a contiguous Accumulate).
 
 * ``strided``: ``win.Put(a[:, 0], 1, (0, 1, Layout.of(...)))`` and
   ``win.Get(b[:, 0], 1, (0, 1, Layout.of(...)))``, onesided moving the
@@ -38,8 +39,8 @@ ROWS = (64, 1024, 8192)
 
 
 def column_exchange(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
-    """us per column put or get + Flush, by path, rows and op, for each way
-    (rank 0's result)."""
+    """us per column put, get or accumulate + Flush, by path, rows and op,
+    for each way (rank 0's result)."""
     paths = {"shared-memory path": FAST} if s.quick else {"shared-memory path": FAST, "libfabric shm": SHM}
     out: dict[tuple[str, int, str], dict[str, Any]] = {}
     for path, info in paths.items():
