@@ -56,6 +56,15 @@ std::vector<std::int64_t> cells_after(Bootstrap& boot, Window& win, std::size_t 
   return v;
 }
 
+// A 64-byte window of zeroed int64 cells (disp_unit 8) on both ranks, with
+// `info`; the barrier makes every rank's zeros land before anyone writes.
+std::unique_ptr<Window> zeroed_window(std::shared_ptr<Bootstrap> boot, const Info& info = {}) {
+  auto win = Window::allocate(64, 8, info, boot);
+  std::memset(win->base(), 0, 64);
+  boot->barrier();
+  return win;
+}
+
 TEST(EpochHandle, EveryOpMovesTheRightDataToTheOtherProcess) {
   run_pair([](int rank, std::shared_ptr<Bootstrap> boot) {
     auto win = Window::allocate(16 * 8, 8, {}, boot);
@@ -213,9 +222,7 @@ TEST(EpochHandle, OutOfRangeRaisesBoundsAndWritesNothing) {
 
 TEST(EpochHandle, UseAfterTheEpochClosedRaisesAndTouchesNothing) {
   run_pair([](int rank, std::shared_ptr<Bootstrap> boot) {
-    auto win = Window::allocate(64, 8, {}, boot);
-    std::memset(win->base(), 0, 64);
-    boot->barrier();
+    auto win = zeroed_window(boot);
     bool ok = true;
     const auto check = [&](bool b, const char* what) {
       if (!b) fprintf(stderr, "rank %d failed: %s\n", rank, what);
@@ -268,9 +275,7 @@ TEST(EpochHandle, AForkedChildCannotUseItsParentsHandle) {
   // The child of fork() still maps the window's memory: a handle that only
   // compared the epoch would let it write into the parent's window.
   run_pair([](int rank, std::shared_ptr<Bootstrap> boot) {
-    auto win = Window::allocate(64, 8, {}, boot);
-    std::memset(win->base(), 0, 64);
-    boot->barrier();
+    auto win = zeroed_window(boot);
     bool ok = true;
     if (rank == 0) {
       win->lock_all();
@@ -307,9 +312,7 @@ TEST(EpochHandle, HandleAndWindowAtomicsOnOneCounterLoseNoUpdate) {
   // ticket is unique and the final count is exact only if both ways are
   // one kind of atomic on that memory.
   run_pair([](int rank, std::shared_ptr<Bootstrap> boot) {
-    auto win = Window::allocate(64, 8, {}, boot);
-    std::memset(win->base(), 0, 64);
-    boot->barrier();
+    auto win = zeroed_window(boot);
     constexpr int kPerRank = 50000;
     std::vector<std::int64_t> got;
     got.reserve(kPerRank);
@@ -346,9 +349,7 @@ TEST(EpochHandle, HandleAndWindowAtomicsOnOneCounterLoseNoUpdate) {
 
 TEST(EpochHandle, OpsOutsideTheDeclaredSetAreRefused) {
   run_pair([](int rank, std::shared_ptr<Bootstrap> boot) {
-    auto win = Window::allocate(64, 8, {{"accumulate_ops", "fetch_and_op:sum"}}, boot);
-    std::memset(win->base(), 0, 64);
-    boot->barrier();
+    auto win = zeroed_window(boot, {{"accumulate_ops", "fetch_and_op:sum"}});
     win->lock_all();
     Epoch e = win->epoch_all();
     const std::int64_t one = 1;
@@ -369,9 +370,7 @@ TEST(EpochHandle, OpsOutsideTheDeclaredSetAreRefused) {
 
 TEST(EpochHandle, OffTheSharedMemoryPathEveryCallGoesThroughTheWindow) {
   run_pair([](int rank, std::shared_ptr<Bootstrap> boot) {
-    auto win = Window::allocate(64, 8, {{"provider", "shm"}, {"onesided_fast_path", "off"}}, boot);
-    std::memset(win->base(), 0, 64);
-    boot->barrier();
+    auto win = zeroed_window(boot, {{"provider", "shm"}, {"onesided_fast_path", "off"}});
     win->lock_all();
     Epoch e = win->epoch_all();
     bool ok = !e.direct();
