@@ -79,6 +79,22 @@ struct AtomicCall {
   Dtype dtype;
 };
 
+// One chunk of an accumulate-style call walked by pieces or a nest: `bases`
+// holds the buffers' bases (origin2 unused: two-operand ops never walk),
+// `at` the chunk's offsets from them (origin, result; the target's is the
+// caller's), `bytes` its length.
+inline AtomicCall chunk_of(const AtomicCall& bases, const std::array<std::int64_t, 3>& at, std::uint64_t bytes) {
+  const auto* origin = static_cast<const std::byte*>(bases.origin);
+  auto* result = static_cast<std::byte*>(bases.result);
+  return {bases.function,
+          bases.op,
+          origin ? origin + at[0] : nullptr,
+          nullptr,
+          result ? result + at[1] : nullptr,
+          static_cast<std::size_t>(bytes / dtype_info(bases.dtype).size),
+          bases.dtype};
+}
+
 // What an accumulate-style call touches, for ordering (order_tracker.hpp);
 // `native`: whether its dtype runs on the provider's atomics.
 inline Access access_of(const Where& w, const AtomicCall& c, bool native) {
@@ -140,13 +156,8 @@ class DataPath {
   // accumulate() per chunk, so atomicity and ordering per element are
   // those of accumulate(); a path that can run the loops itself overrides it.
   virtual void accumulate_nest(const Where& w, const AtomicCall& c, const Nest<3>& nest, const RequestPtr& request) {
-    const std::size_t itemsize = dtype_info(c.dtype).size;
-    const auto* origin = static_cast<const std::byte*>(c.origin);
-    auto* result = static_cast<std::byte*>(c.result);
     nest.for_each_chunk([&](const std::array<std::int64_t, 3>& at, std::uint64_t bytes) {
-      const AtomicCall chunk{c.function, c.op, origin ? origin + at[0] : nullptr, nullptr,
-                             result ? result + at[1] : nullptr, static_cast<std::size_t>(bytes / itemsize), c.dtype};
-      accumulate(shifted(w, static_cast<std::uint64_t>(at[2])), chunk, request);
+      accumulate(shifted(w, static_cast<std::uint64_t>(at[2])), chunk_of(c, at, bytes), request);
     });
   }
   virtual void flush(int target) = 0;

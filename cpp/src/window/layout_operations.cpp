@@ -121,27 +121,16 @@ void Window::Impl::atomic(const AtomicCall& c, const Layout* ol, const Layout* r
   const auto place_of = place(target, disp, tl);
   if (!place_of) return;
   const Where& w = *place_of;
-  const std::size_t itemsize = dtype_info(c.dtype).size;
-  const auto* origin = static_cast<const std::byte*>(c.origin);
-  auto* result = static_cast<std::byte*>(c.result);
-  auto apply = [&](const std::array<std::int64_t, 3>& at, std::uint64_t n) {
-    const AtomicCall piece{c.function,
-                           c.op,
-                           origin ? origin + at[0] : nullptr,
-                           nullptr,
-                           result ? result + at[1] : nullptr,
-                           static_cast<std::size_t>(n / itemsize),
-                           c.dtype};
-    path->accumulate(shifted(w, static_cast<std::uint64_t>(at[2] - tl.lo())), piece, request);
-  };
+  const AtomicCall bases{c.function, c.op, c.origin, nullptr, c.result, 0, c.dtype};
   // An absent operand walks no layout (its offsets stay 0 and unused).
-  const std::array<const Layout*, 3> sides{origin ? ol : nullptr, result ? rl : nullptr, &tl};
+  const std::array<const Layout*, 3> sides{c.origin ? ol : nullptr, c.result ? rl : nullptr, &tl};
   if (auto nest = nest_of<3>(sides)) {
-    nest->start[2] -= tl.lo();  // the target's offsets from the Where, as in apply
-    return path->accumulate_nest(w, AtomicCall{c.function, c.op, origin, nullptr, result, 0, c.dtype}, *nest,
-                                 request);
+    nest->start[2] -= tl.lo();  // the target's offsets from the Where, as below
+    return path->accumulate_nest(w, bases, *nest, request);
   }
-  Pieces<3>(sides).for_each(apply);
+  Pieces<3>(sides).for_each([&](const std::array<std::int64_t, 3>& at, std::uint64_t n) {
+    path->accumulate(shifted(w, static_cast<std::uint64_t>(at[2] - tl.lo())), chunk_of(bases, at, n), request);
+  });
 }
 
 // ---- the public calls ---------------------------------------------------------
