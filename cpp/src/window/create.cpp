@@ -151,16 +151,24 @@ std::shared_ptr<SharedSegment> join_blocks(Bootstrap& group, Agreed& a, std::byt
 // What the endpoint's provider does natively: a property of the open
 // provider, probed once per endpoint (some nine hundred queries of the
 // transport, a third of a later window's own work before this) and kept
-// for the process's later windows. An endpoint that went and came back is
-// probed again: its weak pointer has expired.
-const NativeTable& native_table_of(const std::shared_ptr<Endpoint>& endpoint) {
+// for the process's later windows, with its wire form: coding it and
+// decoding each peer's was a tenth of a later window's own work. An
+// endpoint that went and came back is probed again: its weak pointer has
+// expired.
+struct ProbedTable {
+  NativeTable table;
+  std::string bytes;  // table.bytes(), what the exchange sends
+};
+
+const ProbedTable& native_table_of(const std::shared_ptr<Endpoint>& endpoint) {
   static std::mutex mutex;
-  static std::vector<std::pair<std::weak_ptr<Endpoint>, NativeTable>> probed;
+  static std::vector<std::pair<std::weak_ptr<Endpoint>, ProbedTable>> probed;
   std::lock_guard lock(mutex);
   for (const auto& [known, table] : probed)
     if (known.lock() == endpoint) return table;
   std::erase_if(probed, [](const auto& entry) { return entry.first.expired(); });
-  probed.emplace_back(endpoint, NativeTable::probe(endpoint->transport()));
+  auto table = NativeTable::probe(endpoint->transport());
+  probed.emplace_back(endpoint, ProbedTable{table, table.bytes()});
   return probed.back().second;
 }
 
@@ -234,7 +242,7 @@ void Window::Impl::negotiate(bool shared_memory_path, Agreed& agreed, std::strin
   // mapping the window's segment) is raised at every rank.
   std::string status = std::move(failed), address;
   RemoteRegion region;
-  NativeTable native;
+  ProbedTable native;
   Probe probe;  // across hosts: the word peers read to prove they reach this rank
   std::uint16_t liveness = 0;  // across hosts: where peers watch this process live (peers/liveness.hpp)
   if (status.empty()) try {
@@ -290,7 +298,7 @@ void Window::Impl::negotiate(bool shared_memory_path, Agreed& agreed, std::strin
   mine.str(status).str(s.provider).str(address);
   mine.put(s.id).put(region.addr).put(region.key).put(static_cast<std::uint64_t>(s.size));
   mine.put(static_cast<std::int32_t>(s.disp_unit)).put(static_cast<std::int64_t>(::getpid()));
-  mine.put(reinterpret_cast<std::uint64_t>(s.base)).str(native.bytes());
+  mine.put(reinterpret_cast<std::uint64_t>(s.base)).str(native.bytes);
   mine.put(probe.target.region.addr).put(probe.target.region.key);
   mine.str(probe.target.host).str(probe.target.address).str(probe.target.interface);
   mine.str(s.same_host ? Doorbell::address().text() : MemoryFileAddress{}.text());
@@ -300,7 +308,7 @@ void Window::Impl::negotiate(bool shared_memory_path, Agreed& agreed, std::strin
   auto all = s.group->allgather(mine.bytes);
   std::vector<ProbeTarget> targets(static_cast<std::size_t>(s.nranks));
   std::vector<MemoryFileAddress> bells(static_cast<std::size_t>(s.nranks));  // where each rank's doorbell opens
-  NativeTable everywhere = native;
+  NativeTable everywhere = native.table;
   s.peers.resize(static_cast<std::size_t>(s.nranks));
   std::string failures;
   bool cma = try_cma, locks = locks_here;
@@ -342,7 +350,8 @@ void Window::Impl::negotiate(bool shared_memory_path, Agreed& agreed, std::strin
       failures += " rank " + std::to_string(r) + " opened provider '" + prov + "' but rank " +
                   std::to_string(s.rank) + " opened '" + s.provider + "';";
     if (!status.empty() || !failures.empty()) continue;
-    everywhere.meet(NativeTable::from_bytes(table));
+    // A peer on the same provider usually sends this rank's own table.
+    if (table != native.bytes) everywhere.meet(NativeTable::from_bytes(table));
     // This rank too: native atomics on its own memory go through the
     // provider, so they stay atomic with the ones arriving from elsewhere.
     p.addr = s.endpoint->transport().insert_peer(addr);
@@ -407,7 +416,7 @@ void Window::Impl::negotiate(bool shared_memory_path, Agreed& agreed, std::strin
   else if (cma)
     s.plan = AtomicPlan::uniform(CrossMemoryAtomics::reason());
   else
-    s.plan = AtomicPlan(s.declared, native, everywhere, s.provider,
+    s.plan = AtomicPlan(s.declared, native.table, everywhere, s.provider,
                         config.software_only.empty() ? s.endpoint->transport().native_unavailable()
                                                      : config.software_only);
   path = shared_memory_path ? detail::shared_memory_path(s)
