@@ -63,4 +63,17 @@ for comm in (onesided.COMM_WORLD, None, half):
     group.Free()
     owin.Free()
 half.Free()
+
+# A window's collectives after its creation run over its own duplicate of
+# the caller's communicator (made behind the creation's own rounds, over
+# the caller's): the caller may free it at once, and Fence and Free still
+# work. A window left on the caller's communicator would raise here.
+mine = world.Dup()
+owin = onesided.Window.Allocate(8, 8, comm=mine)
+mine.Free()
+owin.Fence()
+owin.Put(np.array([rank], np.int64), (rank + 1) % size)
+owin.Fence()
+assert np.frombuffer(owin, np.int64)[0] == (rank - 1) % size
+owin.Free()
 print("PASS", rank, flush=True)
