@@ -113,3 +113,20 @@ TEST(AtomicPlan, IncRunsAsNativeSumAndUnavailableProvidersGoSoftware) {
   EXPECT_FALSE(off.path(Dtype::Int64).native);
   EXPECT_EQ(off.path(Dtype::Int64).reason, "no atomics here");
 }
+
+TEST(AtomicPlan, TheKeptPlanServesOnlyTheSameInputs) {
+  // A plan is kept for the next window with the same inputs: each input
+  // that differs must give that window its own decision, in any order.
+  NativeTable t = everything_native(), other = t;
+  other.set(AtomicKind::Fetch, Op::Sum, Dtype::Int64, 0);
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_TRUE(AtomicPlan(OpSet::all(), t, t, "prov", "").path(Dtype::Int64).native);
+    EXPECT_FALSE(AtomicPlan(OpSet::all(), t, other, "prov", "").path(Dtype::Int64).native);
+    EXPECT_NE(AtomicPlan(OpSet::all(), other, other, "prov", "").path(Dtype::Int64).reason.find("at every rank"),
+              AtomicPlan(OpSet::all(), t, other, "prov", "").path(Dtype::Int64).reason.find("at every rank"));
+    EXPECT_TRUE(AtomicPlan(OpSet::parse("fetch_and_op:max"), t, other, "prov", "").path(Dtype::Int64).native);
+    EXPECT_NE(AtomicPlan(OpSet::all(), t, other, "other", "").path(Dtype::Int64).reason.find("provider other"),
+              std::string::npos);
+    EXPECT_EQ(AtomicPlan(OpSet::all(), t, t, "prov", "off").path(Dtype::Int64).reason, "off");
+  }
+}

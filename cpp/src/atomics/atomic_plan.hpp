@@ -34,6 +34,7 @@ class NativeTable {
   void meet(const NativeTable& other);
   std::string bytes() const;
   static NativeTable from_bytes(std::string_view bytes);
+  bool operator==(const NativeTable&) const = default;
 
  private:
   static std::size_t index(AtomicKind k, Op op, Dtype d) {
@@ -89,6 +90,8 @@ class AtomicPlan {
   static Op native_op(Op op) { return op == Op::Inc ? Op::Sum : op; }
 
  private:
+  void decide(const OpSet& declared, const NativeTable& local, const NativeTable& everywhere,
+              const std::string& provider, const std::string& unavailable);
   std::array<AtomicPath, kNumDtypes> paths_;
   NativeTable everywhere_;
 };
