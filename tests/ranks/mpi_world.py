@@ -64,9 +64,8 @@ for comm in (onesided.COMM_WORLD, None, half):
     owin.Free()
 half.Free()
 
-# A window's collectives after its creation run over its own duplicate of
-# the caller's communicator (made behind the creation's own rounds, over
-# the caller's): the caller may free it at once, and Fence and Free still
+# A window's collectives run over its own duplicate of the caller's
+# communicator: the caller may free it at once, and Fence and Free still
 # work. A window left on the caller's communicator would raise here.
 mine = world.Dup()
 owin = onesided.Window.Allocate(8, 8, comm=mine)

@@ -9,8 +9,7 @@ a job under ``mpiexec`` whose ranks wait in ``Fence`` never ends (issue 25).
 This module runs the same collectives as MPI's non-blocking ones
 (``Idup``, ``Ibarrier``, ``Iallgather`` of fixed slots, then
 ``Iallgatherv`` of what did not fit) and waits for them in Python, so that the interpreter runs
-signal handlers between tests; the duplicate's ``Idup`` runs behind the
-creation's other collectives (:class:`Duplicating`).
+signal handlers between tests.
 
 Guarantees
 ----------
@@ -33,10 +32,9 @@ import struct
 import time
 from typing import Any
 
-from ._deadline import DeadlineExpired
 from ._deadline import check as check_deadline
 
-__all__ = ["Duplicating", "PolledComm"]
+__all__ = ["PolledComm", "duplicate"]
 
 _HOT = 200e-6  # seconds of testing in a loop, keeping the core, before yielding it between tests
 _SPIN = 1.0  # seconds of testing in a loop, the core yielded between tests, before the first sleep
@@ -131,38 +129,17 @@ class PolledComm:
         return [h + bytes(tails[d : d + e]) for h, d, e in zip(heads, displs, rest)]
 
 
-class Duplicating(PolledComm):
-    """A window's collectives while it is created, then for its life.
+def duplicate(comm: Any) -> Any:
+    """``comm.Dup()``, interruptible (``Idup``, then the wait above): a window
+    keeps a duplicate of an mpi4py communicator, and creating it is the
+    window's first collective. On an interruption the new communicator is
+    abandoned half made (MPI cannot cancel a collective).
 
-    A window keeps a duplicate of the caller's mpi4py communicator, so
-    that its later collectives (Fence, Free) never match the caller's own.
-    The duplicate's ``Idup`` is started first and runs behind creation's
-    collectives, which go over the caller's communicator meanwhile: creation
-    is itself a collective over it, entered in the same order at every
-    rank, so nothing of the caller's can run between them. Waiting for the
-    ``Idup`` first cost a round of its own, 6 us at 2 ranks on an idle
-    host, 13-16 us inside a creation. :meth:`settle` completes it and
-    moves this object onto the duplicate, which every later collective of
-    the window uses; nothing is left outstanding on the caller's
-    communicator when creation returns."""
-
-    def __init__(self, comm: Any, mpi: Any) -> None:
-        super().__init__(comm, mpi)
-        self._new, self._request = comm.Idup()
-
-    def settle(self) -> Any:
-        """The duplicate, complete; this object's collectives now run over it."""
-        if self._request is not None:
-            _wait(self._request)
-            self._request = None
-            self.comm = self._new
-        return self._new
-
-    def abandon(self, error: BaseException) -> None:
-        """After creation failed with ``error``. A failure every rank
-        raised alike (an exception) leaves every rank here, so the ``Idup``
-        completes and the duplicate is freed. An interruption
-        (``KeyboardInterrupt``, a deadline) leaves the duplicate half made:
-        MPI cannot cancel a collective."""
-        if isinstance(error, Exception) and not isinstance(error, DeadlineExpired):
-            self.settle().Free()
+    The wait comes before any other collective of the creation: running
+    creation's exchanges over the caller's communicator while the ``Idup``
+    went on behind them saved 13-16 us per window under MPICH, and broke
+    Open MPI 5 (its ``Idup`` and a concurrent ``Iallgather`` on one
+    communicator mismatch: ``MPI_ERR_TRUNCATE`` in libnbc, ompi#2025)."""
+    new, request = comm.Idup()
+    _wait(request)
+    return new

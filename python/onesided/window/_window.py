@@ -58,7 +58,7 @@ from .. import _core
 from .._errors import EpochError
 from ..args import _mpi_args as mpi_args
 from ..comm._deadline import DeadlineExpired, deadline
-from ..comm._polled import Duplicating
+from ..comm._polled import PolledComm, duplicate
 from ._constants import (
     FLAVOR_ALLOCATE,
     FLAVOR_CREATE,
@@ -134,24 +134,22 @@ class Window(WindowCalls, WindowSurface, WindowSync, WindowNotify, _core.Window,
         mpi = _mpi()
         speaks_mpi = mpi is not None and (isinstance(comm, mpi.Comm) or isinstance(info, mpi.Info))
         # An MPI window outlives the communicator it was created over: keep
-        # a duplicate, freed by Free, made behind creation's collectives
-        # (comm/_polled.py, Duplicating). The core's collectives wait in
-        # Python, so that Ctrl-C and SIGTERM's handlers reach a rank
-        # waiting there.
+        # a duplicate (creation is collective anyway), freed by Free.
+        # The core's collectives over it wait in Python (comm/_polled.py), so
+        # that Ctrl-C and SIGTERM's handlers reach a rank waiting there.
         own, waits_on = comm, comm
         if mpi is not None and isinstance(comm, mpi.Comm):
-            waits_on = Duplicating(comm, mpi)
+            own = duplicate(comm)
+            waits_on = PolledComm(own, mpi)
         self = cls.__new__(cls)
         try:
-            # Checks that fail at every rank alike (over `waits_on`, which the
+            # Checks that fail at every rank alike (over `own`, which the
             # other ranks' factories use), never at this one alone.
             memory, disp_unit, hints = mpi_args.creation(memory, disp_unit, info, waits_on, flavor)
             _core.Window.__init__(self, memory, disp_unit, hints, waits_on, flavor)
-            if waits_on is not comm:
-                own = waits_on.settle()
-        except BaseException as e:
-            if waits_on is not comm:
-                waits_on.abandon(e)
+        except BaseException:
+            if own is not comm:
+                own.Free()  # creation fails at every rank alike, so this is collective too
             raise
         self._memory = memory
         self._comm = comm
