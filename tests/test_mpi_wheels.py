@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from onesided.run._spawn import finish
-from wheel_setup import REPORT, ROOT, repaired_wheel, run_job
+from wheel_setup import REPORT, ROOT, job_output, repaired_wheel, run_job
 
 # venv, what MPI_Get_library_version starts with, mpiexec's extra arguments.
 PEERS = {
@@ -75,12 +74,8 @@ def test_every_window_kind_is_made_and_freed_under_an_mpi_wheel(site: Path, peer
     venv, _, extra = installed(peer)
     script = Path(__file__).parent / "ranks" / "window_kinds.py"
     cmd = [str(venv / "bin" / "mpiexec"), *extra, "-n", "2", str(venv / "bin" / "python"), str(script)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(site)}, start_new_session=True)
-    out, err, expired = finish(proc, 120)  # past the deadline the job and its ranks are stopped
-    text = f"exit {proc.returncode}, expired {expired}\nstdout:\n{out}\nstderr:\n{err}"
-    assert not expired and proc.returncode == 0, text
-    assert sorted(out.split("WINDOWS ")[1:]) == ["0 120\n", "1 120\n"], text
+    out = job_output(cmd, env={"PYTHONPATH": str(site)}, timeout=120)
+    assert sorted(out.split("WINDOWS ")[1:]) == ["0 120\n", "1 120\n"], out
 
 
 def test_bandwidth_by_kind_beside_a_peer_that_makes_no_create_windows(site: Path) -> None:
@@ -92,11 +87,7 @@ def test_bandwidth_by_kind_beside_a_peer_that_makes_no_create_windows(site: Path
     cmd = [str(venv / "bin" / "mpiexec"), *extra, "--mca", "osc", "sm", "--mca", "pml", "ob1", "--mca", "btl",
            "self,sm", "-n", "2", str(venv / "bin" / "python"), "-m", "onesided.bench", "--only", "kinds", "--quick",
            "--reps", "2"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(site)}, start_new_session=True)
-    out, err, expired = finish(proc, 300)
-    text = f"exit {proc.returncode}, expired {expired}\nstdout:\n{out}\nstderr:\n{err}"
-    assert not expired and proc.returncode == 0, text
+    out = text = job_output(cmd, env={"PYTHONPATH": str(site)}, timeout=300)
     assert "MPI.Win Create: n/a, " in out and "MPI.Win Create_dynamic: n/a, " in out, text
     rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| 4 KiB")]
     assert len(rows) == 2, text  # one row in 2b, one in 2c

@@ -30,9 +30,9 @@ def repaired_wheel() -> Path:
     return wheels[0]
 
 
-def run_job(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> list[dict[str, Any]]:
+def job_output(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> str:
     """Runs a job in its own session (killed past the deadline); fails the
-    test unless it exits 0; returns the report of each rank, by rank."""
+    test unless it exits 0; returns its stdout."""
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, start_new_session=True
@@ -41,6 +41,12 @@ def run_job(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 
     if expired or proc.returncode != 0:
         why = f"timed out after {timeout} s" if expired else f"exited {proc.returncode}"
         pytest.fail(f"{' '.join(cmd)} {why}\nstdout:\n{out}\nstderr:\n{err}")
+    return out
+
+
+def run_job(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> list[dict[str, Any]]:
+    """job_output's job; returns the report of each rank, by rank."""
+    out = job_output(cmd, env, timeout)
     # Found by their start, not by line: MPICH's mpiexec may pass one rank's
     # report and another's newline in either order.
     decoder, reports, at = json.JSONDecoder(), [], out.find('{"rank"')
