@@ -58,17 +58,17 @@ def _make(lib: Any, kind: str, top: int, comm: Any, MPI: Any) -> tuple[Any, int,
     return win, 0, memory
 
 
-def _peer_window(MPI: Any, kind: str, top: int, comm: Any) -> tuple[tuple[Any, int, Any] | None, str | None]:
-    """``MPI.Win`` of ``kind`` (as :func:`_make`), or None and why at every
-    rank when some rank's MPI cannot make it (Open MPI's osc/sm makes no
-    Create or Create_dynamic windows). A window made at some ranks only is
-    left: Free is collective."""
+def _peer_window(MPI: Any, kind: str, top: int, comm: Any) -> tuple[tuple[Any, int, Any] | None, str]:
+    """``MPI.Win`` of ``kind`` (as :func:`_make`) and "", or None and why at
+    every rank when some rank's MPI cannot make it (Open MPI's osc/sm makes
+    no Create or Create_dynamic windows). A window made at some ranks only
+    is left: Free is collective."""
     try:
-        made, failed = _make(MPI, kind, top, comm, MPI), None
+        made, failed = _make(MPI, kind, top, comm, MPI), ""
     except Exception as e:  # the peer's own refusal, an MPI.Exception
         made, failed = None, f"{type(e).__name__}: {e}"
     reasons = [r for r in comm.allgather(failed) if r]
-    return (None, reasons[0]) if reasons else (made, None)
+    return (None, reasons[0]) if reasons else (made, "")
 
 
 def kinds_bandwidth(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progress) -> dict[str, Any] | None:
@@ -83,7 +83,7 @@ def kinds_bandwidth(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: P
         made = {"onesided": _make(onesided, kind, top, comm, MPI)}
         theirs, why = _peer_window(MPI, kind, top, comm)
         if theirs is None:
-            skipped[kind] = why or ""
+            skipped[kind] = why
         else:
             made["MPI.Win"] = theirs
         for size in sizes:
