@@ -36,7 +36,8 @@ def alive(pid: int) -> bool:
     """Whether ``pid`` runs (Linux); a zombie waiting for init counts as gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
+        # Gone before the open, or between the open and the read (ESRCH).
         return False
     return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
 

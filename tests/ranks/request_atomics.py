@@ -35,8 +35,8 @@ def stop(pid: int) -> None:
             try:
                 with open(f"/proc/{pid}/task/{tid}/stat") as f:
                     states.append(f.read().rsplit(")", 1)[1].split()[0])
-            except FileNotFoundError:
-                pass  # a thread that ended meanwhile
+            except (FileNotFoundError, ProcessLookupError):
+                pass  # a thread that ended meanwhile (before the open, or before the read)
         if states and all(s in "tT" for s in states):
             return
         assert time.monotonic() < deadline, ("target never stopped", states)
