@@ -24,6 +24,12 @@ from pathlib import Path
 
 import pytest
 
+# Every process the suite starts (and this one) prints a faulting thread's
+# native frames before it dies of the signal: a segfault in a thread the
+# interpreter does not know shows nothing else (docs/semantics.md, "A rank
+# that faults"). Set before onesided is imported here.
+os.environ.setdefault("ONESIDED_NATIVE_BACKTRACE", "1")
+
 from cluster.slurm import SlurmCluster
 from onesided.run._spawn import finish
 

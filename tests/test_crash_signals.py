@@ -78,3 +78,32 @@ def test_handlers_hooked_before_onesided_loaded_are_given_back(tmp_path: Path, n
     result = run_in(tmp_path, "onesided", name, "preloaded")
     assert_reported(result, "onesided", name)
     assert sorted(os.listdir(tmp_path)) == [], "files left in the job's working directory"
+
+
+FAULT = "import ctypes, threading, onesided; print(threading.get_native_id(), flush=True); ctypes.string_at(0)"
+
+
+@pytest.mark.parametrize("faulthandler", [False, True])
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_a_faulting_thread_names_itself_and_its_native_frames(native: str, faulthandler: bool) -> None:
+    """ONESIDED_NATIVE_BACKTRACE=1: the thread that faults writes its id,
+    name and native frames to stderr, then the signal goes on to the handler
+    that was there before (Python's faulthandler, whose report still comes,
+    or the default): the process dies of SIGSEGV either way. Unset, onesided
+    adds nothing."""
+    env = dict(os.environ, ONESIDED_NATIVE_BACKTRACE=native)
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"), "handle_segv=0"]))
+    cmd = [sys.executable, *(["-X", "faulthandler"] if faulthandler else []), "-c", FAULT]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    text = f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    tid = proc.stdout.split()[0]  # the faulting thread's id, printed before it faults
+    assert proc.returncode == -signal.SIGSEGV, text
+    assert ("Fatal Python error: Segmentation fault" in proc.stderr) == faulthandler, text
+    header = f"onesided: signal {signal.SIGSEGV.value} in thread {tid} (python"
+    if native == "0":
+        assert "onesided: signal" not in proc.stderr, text
+        return
+    assert header in proc.stderr, text
+    frames = proc.stderr.split(header, 1)[1].splitlines()[1:]
+    # backtrace_symbols_fd's lines: object(symbol+offset) [address]; the fault is under ctypes' call.
+    assert any("libffi" in f or "_ctypes" in f for f in frames), text

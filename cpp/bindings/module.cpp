@@ -9,7 +9,7 @@
 //   register_machine.cpp     what the core sees of the machine: providers, host key
 //   register_buffers.cpp     memory from DLPack producers and raw addresses, checked and held
 //   register_allocated_memory.cpp  Alloc_mem's memory, exported through the buffer protocol
-//   register_exit.cpp        the deadline on a dying rank's exit
+//   register_exit.cpp        the deadline on a dying rank's exit; a faulting thread's native frames
 //   register_call_floor.cpp  a C function that does nothing: the bench's floor under a call
 //   register_races.cpp       the race checker's call sites and warnings
 //   python_signals.cpp       the core's waits run Python's signal handlers

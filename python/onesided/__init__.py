@@ -12,6 +12,7 @@ plain process (a notebook) it is a world of size 1.
 from __future__ import annotations
 
 import atexit
+import os
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,12 @@ from .boot._crash_signals import keep_signals_visible
 keep_signals_visible()
 
 from . import _core, _errors
+
+# ONESIDED_NATIVE_BACKTRACE=1: a thread that faults writes its native frames
+# to stderr before the signal goes on (docs/semantics.md, "A rank that
+# faults"); the test suite sets it for every process it starts.
+if os.environ.get("ONESIDED_NATIVE_BACKTRACE", "0") not in ("", "0"):
+    _core._report_fatal_signals()
 from .boot._libfabric import Libfabric, load as libfabric
 
 # Now, not at the first window: a libfabric that ONESIDED_LIBFABRIC names but
