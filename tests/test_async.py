@@ -7,6 +7,10 @@ are in flight), and on two ranks (tests/ranks/request_atomics.py)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -114,6 +118,44 @@ def test_flush_async_checks_its_rank_before_waiting() -> None:
 
     asyncio.run(main())
     w.Free()
+
+
+# gc.collect() drops each window at once (the collector would drop it at
+# some later allocation, when the progress thread is long idle).
+ROUNDS = (
+    "import gc, pytest, test_async as t\n"
+    "for _ in range(300):\n"
+    "    patch = pytest.MonkeyPatch()\n"
+    "    t.test_every_request_kind_awaits_on_the_provider_path(patch)\n"
+    "    patch.undo()\n"
+    "    t.test_flush_async_checks_its_rank_before_waiting()\n"
+    "    gc.collect()\n"
+    "print('rounds done', flush=True)\n"
+)
+
+
+def test_a_window_dropped_as_its_last_operation_completes() -> None:
+    """The two tests above, 300 rounds in a process of their own: each
+    window is freed and dropped as soon as its awaited flush returns. The
+    progress thread that ended the window's last operation used to touch the
+    window's table of operations after the end let the flush return (the slot
+    mutex, drain waiters, notifications), and so after the window was gone:
+    a segfault in the progress thread, which CI saw once as a crash of the
+    whole pytest process (paths/in_flight_ops.hpp, `completing_`)."""
+    env = dict(os.environ)
+    env.pop("ONESIDED_NASTY", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), *filter(None, [env.get("PYTHONPATH")])])
+    # Two busy processes on the 2 cores: a thread preempted inside the
+    # window's last completion widens the race from rare to every run (4 of
+    # 4 runs crashed so before the fix, none of 6 without the busy ones).
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        proc = subprocess.run([sys.executable, "-c", ROUNDS], capture_output=True, text=True, env=env, timeout=240)
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    assert proc.returncode == 0 and "rounds done" in proc.stdout, (proc.returncode, proc.stderr[-3000:])
 
 
 def test_overlap_and_cancellation_on_two_ranks() -> None:

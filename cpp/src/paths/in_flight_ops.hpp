@@ -30,7 +30,11 @@
 // without the lock, whether there are any. `sent` is written under that
 // mutex, `acked` by the thread that dispatches NotifyDone (release; the
 // flush reads it with acquire); `unacked`, the requests awaiting their
-// acknowledgement in send order, under ack_mutex.
+// acknowledgement in send order, under ack_mutex. `completing_` counts the
+// threads inside done() (each adds and, last, subtracts with release); the
+// destructor waits (acquire) for it to be 0, because ending an operation
+// lets a flush return, and its window be freed, before the completing
+// thread has left this object.
 
 #pragma once
 
@@ -40,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "paths/in_flight.hpp"
@@ -59,6 +64,10 @@ class InFlightOps {
         spare_(new std::vector<Op*>[static_cast<std::size_t>(s.nranks)]),
         targets_(s.nranks) {}
   ~InFlightOps() {
+    // A completing thread may still be inside done() for an operation whose
+    // end already let a flush (or a drained request) return, and so the
+    // window be freed and dropped: wait until it has left this object.
+    while (completing_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
     for (int t = 0; t < targets_; ++t)
       for (Op* op : spare_[t]) delete op;
   }
@@ -197,6 +206,12 @@ class InFlightOps {
   static constexpr std::size_t kMaxSpare = 256;
 
   void done(Op* op, const char* error) {
+    // Counted from before the op's end (sequenced before the release that
+    // ends it, or the request's completion) to after the last touch of
+    // this object, for the destructor: whoever learns of the end may free
+    // the window while this thread still unlocks the slot mutex, completes
+    // drain waiters or posts notifications here.
+    completing_.fetch_add(1, std::memory_order_relaxed);
     const int target = op->target;
     const RequestPtr request = std::move(op->request);
     op->keep.reset();  // released before anyone can take the op again
@@ -206,6 +221,7 @@ class InFlightOps {
     // seq_cst, as the push in notify_after: either this sees its mark, or
     // its post_ready sees this operation ended.
     if (marks_[target].waiting.load(std::memory_order_seq_cst) > 0) post_ready(target);
+    completing_.fetch_sub(1, std::memory_order_release);
   }
 
   void end(int target, InFlight::Token token, const char* error, const RequestPtr& request, Op* op = nullptr) {
@@ -331,6 +347,9 @@ class InFlightOps {
   std::atomic<int> n_drain_waiters_{0};     // its size, read without the lock
   std::unique_ptr<std::vector<Op*>[]> spare_;  // per target, guarded by in_flight_'s slot mutex
   const int targets_;
+  // Threads inside done(): incremented and decremented by each completing
+  // thread, read (acquire) by the destructor only.
+  std::atomic<int> completing_{0};
 };
 
 // accumulate_ordering where the provider does not keep it (order_tracker.hpp):
