@@ -126,6 +126,11 @@ class DataPath {
   virtual bool completes_in_call() const = 0;
   // For Get_info: which accumulate orders are kept, and by whom.
   virtual std::string ordering() const = 0;
+  // Whether operations this path posted may still be reported complete
+  // (a Free that was interrupted or gave up waiting, a window dropped
+  // without Free): what their completions touch must then outlive the
+  // window (Window::~Window keeps it). Read by the thread dropping the window.
+  virtual bool in_flight() const { return false; }
 
   virtual void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) = 0;
   virtual void get(const Where& w, void* result, std::size_t bytes, const RequestPtr& request) = 0;

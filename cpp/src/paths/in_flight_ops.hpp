@@ -185,6 +185,18 @@ class InFlightOps {
     raise_if_failed();
   }
 
+  // Whether any operation or notification has not ended yet, or a
+  // notification posted has not been acknowledged: something may still
+  // arrive that completes here (a thread dropping the window asks).
+  bool in_flight() const {
+    for (int r = 0; r < targets_; ++r) {
+      if (!in_flight_.drained(r, in_flight_.cut(r))) return true;
+      if (marks_[r].acked.load(std::memory_order_acquire) < marks_[r].sent.load(std::memory_order_acquire))
+        return true;
+    }
+    return false;
+  }
+
   // A NotifyDone from `target` (window/target.cpp): its oldest
   // unacknowledged notification has been counted there. The header's token
   // is the InFlightOps that sent it.

@@ -60,6 +60,13 @@ Window::~Window() {
   // would take locks the parent's threads may have held at the fork (a
   // deadlock) and touch the parent's provider objects. Let it be.
   if (impl_ && impl_->s.endpoint && impl_->s.endpoint->progress().forked()) (void)impl_.release();
+  // Operations still in flight (a Free interrupted or given up, a window
+  // dropped without Free) complete later into the window's bookkeeping,
+  // from the progress thread: it is kept for the process's life rather
+  // than freed under them (with what it still holds: a Free released the
+  // exposed memory's registration already, a window dropped without Free
+  // keeps it too).
+  else if (impl_ && impl_->path && impl_->path->in_flight()) (void)impl_.release();
 }
 
 void* Window::base() const { return impl_->s.base; }
