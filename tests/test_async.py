@@ -107,6 +107,28 @@ async def _await(r: onesided.Request) -> bool:
     return await r
 
 
+def test_a_request_completing_as_it_is_armed_leaves_no_reader() -> None:
+    """A request that completes between the await's first look and its
+    arming is awaited without suspending, and the loop's eventfd reader is
+    gone when the await returns; it used to stay until the loop's next
+    turn, which test_every_request_kind_awaits_on_the_provider_path saw
+    once in 1800 rounds. (A request's two calls that _aio makes, standing
+    for that moment: not yet done, then already complete when armed.)"""
+
+    class CompletesAsArmed:
+        def _done(self) -> bool:
+            return False
+
+        def _arm(self) -> bool:
+            return False  # complete already: nothing will ring
+
+    async def main() -> dict[object, object]:
+        await _aio.completion(CompletesAsArmed())
+        return dict(_aio._readers)
+
+    assert asyncio.run(main()) == {}
+
+
 def test_flush_async_checks_its_rank_before_waiting() -> None:
     w = Window.Allocate(64, disp_unit=8, info={"provider": "shm", "onesided_fast_path": "off"})
 

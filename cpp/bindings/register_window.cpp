@@ -105,6 +105,7 @@ py::class_<Window> register_window(py::module_& m) {
       .def_property_readonly("_path_name", guard(&Window::path_name))
       .def_property_readonly("_path_description", guard(&Window::path_description))
       .def_property_readonly("_completes_in_call", guard(&Window::completes_in_call))
+      .def_property_readonly("_in_flight", guard(&Window::in_flight))
       .def("_info", guard(&Window::info))
       .def("_size_of", guard([](const Window& w, py::handle rank) { return w.size_of(rank_arg(rank, "rank")); }))
       .def("_disp_unit_of",

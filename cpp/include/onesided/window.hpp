@@ -114,6 +114,12 @@ class Window {
   // returns (the shared-memory path without nasty mode): no call but the
   // synchronisation ones can wait, and buffers need not outlive the call.
   bool completes_in_call() const;
+  // Whether operations this window posted may still be reported complete:
+  // after a Free that was interrupted or gave up, or before any Free. A
+  // Window destroyed so keeps its bookkeeping (and whatever it still holds)
+  // for the process's life, for those completions; the caller keeps the
+  // buffers the operations read and write (the Python Window does).
+  bool in_flight() const;
   // Window extent and displacement unit of `target`, as every origin knows it.
   std::size_t size_of(int target) const;
   int disp_unit_of(int target) const;

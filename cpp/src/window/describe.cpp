@@ -66,7 +66,7 @@ Window::~Window() {
   // than freed under them (with what it still holds: a Free released the
   // exposed memory's registration already, a window dropped without Free
   // keeps it too).
-  else if (impl_ && impl_->path && impl_->path->in_flight()) (void)impl_.release();
+  else if (in_flight()) (void)impl_.release();
 }
 
 void* Window::base() const { return impl_->s.base; }
@@ -81,6 +81,7 @@ Info Window::info() const { return impl_->info(); }
 const std::string& Window::path_name() const { return impl_->path->name(); }
 const std::string& Window::path_description() const { return impl_->path->description(); }
 bool Window::completes_in_call() const { return impl_->path->completes_in_call(); }
+bool Window::in_flight() const { return impl_ && impl_->path && impl_->path->in_flight(); }
 
 std::size_t Window::size_of(int target) const {
   impl_->s.check_rank(target);

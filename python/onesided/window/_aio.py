@@ -126,5 +126,10 @@ def completion(core: Any) -> asyncio.Future[None]:
             reader = _readers[loop] = _Reader(loop, _core._ready_fd())
     reader.add(future, core)
     if not core._arm():
-        future.set_result(None)  # completed meanwhile: nothing will ring
+        # Completed meanwhile: nothing will ring. The awaiting coroutine
+        # goes on without yielding (a done future), before the loop would
+        # run the done callback, so the reader is let go here, at once.
+        future.remove_done_callback(reader._forget)
+        future.set_result(None)
+        reader._forget(future)
     return future

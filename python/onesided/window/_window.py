@@ -79,6 +79,11 @@ FREE_DEADLINE = 5.0
 # Create(None): a window with no memory at address 0, as MPI.BOTTOM.
 _NO_MEMORY = (ctypes.c_char * 0).from_address(0)
 
+# What windows dropped with operations still in flight held for them (their
+# buffers, their memory): kept for the process's life, as the core keeps
+# the windows' bookkeeping (Window.__del__).
+_KEPT: list[tuple[Any, ...]] = []
+
 
 class _WindowType(type(_core.Window)):  # type: ignore[misc]
     """Window's metaclass: ``Window()`` is the null window and
@@ -304,6 +309,16 @@ class Window(WindowCalls, WindowSurface, WindowSync, WindowNotify, _core.Window,
         return other is not self
 
     __hash__ = object.__hash__
+
+    def __del__(self) -> None:
+        """A window dropped while operations it posted may still complete (a
+        Free interrupted or given up after FREE_DEADLINE, or no Free): the
+        core keeps its bookkeeping for their completions
+        (``Window::in_flight``), and the buffers they read and write, with
+        the window's memory, are kept here, so no operation ever touches
+        freed memory. A window freed as usual keeps nothing."""
+        if self._created() and self._in_flight:
+            _KEPT.append((self._pending, self._memory, self._attached))
 
 
     def __enter__(self) -> "Window":
