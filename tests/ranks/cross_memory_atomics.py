@@ -1,12 +1,15 @@
 """Rank programs for tests/test_cross_memory_atomics.py: the atomics of
 `Create` windows on one host, which the calling rank applies to the
 target's memory by cross-memory attach under the target's lock
-(paths/cross_memory_atomics.hpp).
+(paths/cross_memory_atomics.hpp), and `Create_dynamic` windows on the same
+path (memory/published_regions.hpp).
 
 Usage: cross_memory_atomics.py CHECK [GRANULARITY]. Rank 0 prints "PASS CHECK"."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 
 import numpy as np
@@ -94,7 +97,54 @@ def check_vectors() -> None:
     wc.Free()
 
 
-CHECKS = {"tickets": check_tickets, "vectors": check_vectors}
+def check_dynamic() -> None:
+    """A dynamic window on one host is on the cross-memory path, and its
+    origins check targets' addresses in the tables the targets publish in
+    shared memory, asking the target nothing: with rank 1 stopped (SIGSTOP,
+    every thread), rank 0 opens epochs on it (each one a table fetch by
+    message on the provider path, which would wait for rank 1 forever),
+    puts, gets and fetches by address, and gets BoundsError for an address
+    rank 1 detached before it stopped. Rank 1 finds the values when it runs
+    again; the detached array was not written."""
+    win = Window.Create_dynamic(info=harness.info(), comm=comm)
+    assert win.Get_info()["onesided_path"] == "cross-memory", win.Get_info()["onesided_path"]
+    assert win.atomics.executor.kind == "origin", win.atomics.executor
+    kept, dropped = np.zeros(8, np.int64), np.zeros(8, np.int64)
+    win.Attach(kept)
+    win.Attach(dropped)
+    addrs = comm.allgather((onesided.Get_address(kept), onesided.Get_address(dropped)))
+    pids = comm.allgather(os.getpid())
+    if rank == 1:
+        win.Detach(dropped)
+    comm.Barrier()
+    if rank == 0:
+        harness.stop(pids[1])
+        try:
+            with win.lock(1):
+                win.Put(np.arange(1, 5, dtype=np.int64), 1, addrs[1][0])
+            got, old = np.zeros(4, np.int64), np.zeros(1, np.int64)
+            with win.lock_all():
+                win.Get(got, 1, addrs[1][0])
+                win.Flush(1)
+                win.Fetch_and_op(np.array([10], np.int64), old, 1, addrs[1][0] + 8 * 7, onesided.SUM)
+                try:
+                    win.Put(np.ones(1, np.int64), 1, addrs[1][1])
+                except onesided.BoundsError:
+                    pass
+                else:
+                    raise AssertionError("a put to detached memory went through")
+            assert (got == np.arange(1, 5)).all() and old[0] == 0, (got, old)
+        finally:
+            os.kill(pids[1], signal.SIGCONT)
+    comm.Barrier()
+    if rank == 1:
+        assert (kept[:4] == np.arange(1, 5)).all() and kept[7] == 10, kept
+        assert (dropped == 0).all(), dropped
+    comm.Barrier()
+    win.Free()
+
+
+CHECKS = {"tickets": check_tickets, "vectors": check_vectors, "dynamic": check_dynamic}
 
 if __name__ == "__main__":
     harness.run(CHECKS)

@@ -5,7 +5,9 @@ ticket check, and the entry point that runs one named check."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -53,6 +55,27 @@ def take_tickets(win: onesided.Window, n: int) -> list[int]:
     everyone = sorted(t for ts in c.allgather(got) for t in ts)
     assert everyone == list(range(c.Get_size() * n)), ("tickets not exact and unique", everyone[:20])
     return got
+
+
+def stop(pid: int) -> None:
+    """SIGSTOPs ``pid`` and returns once every thread of it is stopped.
+    kill() returns when the signal is queued; a thread running on the other
+    core (the progress thread) stops only at its next return to user mode,
+    and could serve one more operation in between."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while True:
+        states = []
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                pass  # a thread that ended meanwhile (before the open, or before the read)
+        if states and all(s in "tT" for s in states):
+            return
+        assert time.monotonic() < deadline, ("target never stopped", states)
+        time.sleep(0.001)  # polling the observed state, not timing the target
 
 
 def run(checks: dict[str, Callable[[], None]]) -> None:

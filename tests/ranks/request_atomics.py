@@ -9,7 +9,6 @@ import asyncio
 import os
 import signal
 import sys
-import time
 
 import numpy as np
 
@@ -20,27 +19,6 @@ from onesided import Window
 comm = harness.comm()
 rank, size = comm.Get_rank(), comm.Get_size()
 INFO = harness.info()
-
-
-def stop(pid: int) -> None:
-    """SIGSTOPs ``pid`` and returns once every thread of it is stopped.
-    kill() returns when the signal is queued; a thread running on the other
-    core (the progress thread) stops only at its next return to user mode,
-    and could serve one more operation in between."""
-    os.kill(pid, signal.SIGSTOP)
-    deadline = time.monotonic() + 10
-    while True:
-        states = []
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                    states.append(f.read().rsplit(")", 1)[1].split()[0])
-            except (FileNotFoundError, ProcessLookupError):
-                pass  # a thread that ended meanwhile (before the open, or before the read)
-        if states and all(s in "tT" for s in states):
-            return
-        assert time.monotonic() < deadline, ("target never stopped", states)
-        time.sleep(0.001)  # polling the observed state, not timing the target
 
 
 def check_tickets() -> None:
@@ -122,7 +100,7 @@ def check_overlap() -> None:
         async def overlap() -> None:
             order: list[str] = []
             awaiting = asyncio.Event()
-            stop(pids[1])
+            harness.stop(pids[1])
             res = np.full(1, -1, np.int64)
             r = win.Rfetch_and_op(one, res, 1, 0)
 
@@ -143,7 +121,7 @@ def check_overlap() -> None:
 
         async def cancelled() -> None:
             loop = asyncio.get_running_loop()
-            stop(pids[1])
+            harness.stop(pids[1])
             res = np.full(1, -1, np.int64)
             r = win.Rfetch_and_op(one, res, 1, 0)
             registered = asyncio.Event()

@@ -24,33 +24,20 @@ bool RegionTable::remove(std::uint64_t base) {
   return true;
 }
 
+std::pair<std::size_t, std::size_t> RegionTable::covering_of(std::uint64_t addr, std::uint64_t len) const {
+  return covering(
+      regions_.size(), [this](std::size_t i) { return std::pair{regions_[i].base, regions_[i].len}; }, addr, len);
+}
+
 const AttachedRegion* RegionTable::find(std::uint64_t addr, std::uint64_t len) const {
-  auto at = std::upper_bound(regions_.begin(), regions_.end(), addr,
-                             [](std::uint64_t a, const AttachedRegion& r) { return a < r.base; });
-  if (at == regions_.begin()) return nullptr;
-  const AttachedRegion& r = *std::prev(at);
-  // addr >= r.base here; overflow-safe containment of [addr, addr + len).
-  if (addr - r.base > r.len || len > r.len - (addr - r.base)) return nullptr;
-  return &r;
+  const auto [first, count] = covering_of(addr, len);
+  return count == 1 ? &regions_[first] : nullptr;
 }
 
 std::vector<AttachedRegion> RegionTable::cover(std::uint64_t addr, std::uint64_t len) const {
-  if (const auto* r = find(addr, len)) return {*r};
-  auto at = std::upper_bound(regions_.begin(), regions_.end(), addr,
-                             [](std::uint64_t a, const AttachedRegion& r) { return a < r.base; });
-  if (at == regions_.begin()) return {};
-  auto r = std::prev(at);
-  if (addr - r->base >= r->len) return {};  // addr is past the region before it
-  std::vector<AttachedRegion> out{*r};
-  // The bytes still to cover once the regions so far are; overflow-safe
-  // (find failed, so the range runs past the first region's end).
-  std::uint64_t left = len - (r->len - (addr - r->base));
-  for (auto next = std::next(r); left > 0; r = next++) {
-    if (next == regions_.end() || next->base != r->base + r->len) return {};
-    out.push_back(*next);
-    left -= std::min(left, next->len);
-  }
-  return out;
+  const auto [first, count] = covering_of(addr, len);
+  return {regions_.begin() + static_cast<std::ptrdiff_t>(first),
+          regions_.begin() + static_cast<std::ptrdiff_t>(first + count)};
 }
 
 std::string RegionTable::bytes() const {

@@ -1,7 +1,7 @@
-// The cross-memory path: a Create window whose ranks are all on this host
-// and can reach each other's memory (probed at creation) moves its data by
-// cross-memory attach instead of through the provider, and needs no
-// progress at the target.
+// The cross-memory path: a Create or Create_dynamic window whose ranks are
+// all on this host and can reach each other's memory (probed at creation)
+// moves its data by cross-memory attach instead of through the provider,
+// and needs no progress at the target.
 //
 // Invariants:
 //  - Memory touched: puts and gets copy straight between this process and
@@ -10,6 +10,12 @@
 //    ops of every dtype take the cross-memory atomics
 //    (cross_memory_atomics.hpp), the window's one atomic path: the calling
 //    rank applies them under the target's atomic lock.
+//  - Memory that may go away: on a dynamic window, each remote op holds a
+//    count at the target's published region table for its copy
+//    (memory/published_regions.hpp), checked to still cover the op's whole
+//    range, so a Detach returns only after the copy; a range detached since
+//    the window's addressing checked it raises a Bounds error, copying
+//    nothing. A Create window's memory lives as long as the window.
 //  - Locks: the target's atomic lock word (shared memory), per atomic op.
 //  - Order and completion: every op is complete at the target when its call
 //    returns, so every accumulate_ordering pair is kept. Only notifications
@@ -18,9 +24,11 @@
 //    without notification counters has nothing in flight ever
 //    (completes_in_call: the bindings then keep the GIL, as on the
 //    shared-memory path).
+#include <algorithm>
 #include <vector>
 
 #include "memory/cross_memory.hpp"
+#include "memory/published_regions.hpp"
 #include "paths/cross_memory_atomics.hpp"
 #include "paths/paths.hpp"
 #include "paths/provider_path.hpp"
@@ -28,14 +36,45 @@
 namespace onesided::detail {
 namespace {
 
+// Where a remote op may copy, as long as the returned hold lives.
+// A Create window: its memory, for the window's life; nothing to hold.
+struct WholeWindow {
+  struct Hold {};
+  Hold hold(const WindowState&, const Where&, std::size_t) const { return {}; }
+  static constexpr const char* kWhat = "";
+};
+
+// A dynamic window: what the target has attached, published in shared memory.
+struct Attached {
+  std::shared_ptr<PublishedRegions> table;
+  PublishedRegions::Hold hold(const WindowState& s, const Where& w, std::size_t bytes) const {
+    auto held = table->hold(w.target, w.at, bytes, [&s] { s.check_peers(); });
+    if (!held)
+      raise(ErrorCategory::Bounds, "target range out of window: address " + std::to_string(w.at) + " + " +
+                                       std::to_string(bytes) + " bytes was detached by rank " +
+                                       std::to_string(w.target) + " while this call was checking it");
+    return held;
+  }
+  static constexpr const char* kWhat = "; attached regions checked in tables every rank publishes in shared memory";
+};
+
+// The bytes from a Where that `pieces` reach.
+std::size_t extent(std::span<const Piece> pieces) {
+  std::uint64_t end = 0;
+  for (const Piece& q : pieces) end = std::max<std::uint64_t>(end, q.target + q.bytes);
+  return static_cast<std::size_t>(end);
+}
+
+template <class Reach>
 class CrossMemoryPath final : public ProviderPath {
  public:
-  CrossMemoryPath(WindowState& s, std::shared_ptr<void> mapping, SharedLockWord* atomic_words)
+  CrossMemoryPath(WindowState& s, std::shared_ptr<void> mapping, SharedLockWord* atomic_words, Reach reach)
       : ProviderPath(s, "cross-memory",
                      "puts, gets and accumulate-style ops by cross-memory attach (process_vm_writev/readv), "
-                     "atomics under the target's lock in shared memory; notifications through provider " +
-                         s.provider),
-        atomics_(s, std::move(mapping), atomic_words) {}
+                     "atomics under the target's lock in shared memory" +
+                         std::string(Reach::kWhat) + "; notifications through provider " + s.provider),
+        atomics_(s, std::move(mapping), atomic_words),
+        reach_(std::move(reach)) {}
 
   // Every put, get and atomic is complete at the target when its call
   // returns; only a notification travels through the provider, so only a
@@ -44,16 +83,22 @@ class CrossMemoryPath final : public ProviderPath {
   std::string ordering() const override {
     return "cross-memory path: each op takes effect before its call returns; every order kept";
   }
-  void accumulate(const Where& w, const AtomicCall& call, const RequestPtr&) override { atomics_.apply(w, call); }
+  void accumulate(const Where& w, const AtomicCall& call, const RequestPtr&) override {
+    if (w.local) return atomics_.apply(w, call);
+    [[maybe_unused]] const auto held = reach_.hold(s_, w, call.count * dtype_info(call.dtype).size);
+    atomics_.apply(w, call);
+  }
 
   void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) override {
     if (w.local) return ProviderPath::put(w, origin, bytes, request);
     const Peer& p = s_.peers[w.target];
+    [[maybe_unused]] const auto held = reach_.hold(s_, w, bytes);
     cma::write(static_cast<pid_t>(p.pid), p.base + w.at, origin, bytes);
   }
   void get(const Where& w, void* result, std::size_t bytes, const RequestPtr& request) override {
     if (w.local) return ProviderPath::get(w, result, bytes, request);
     const Peer& p = s_.peers[w.target];
+    [[maybe_unused]] const auto held = reach_.hold(s_, w, bytes);
     cma::read(static_cast<pid_t>(p.pid), result, p.base + w.at, bytes);
   }
   // A non-contiguous put or get: every piece in one process_vm_writev/readv.
@@ -61,12 +106,14 @@ class CrossMemoryPath final : public ProviderPath {
                   const RequestPtr& request) override {
     if (w.local) return DataPath::put_pieces(w, origin, pieces, request);
     const Peer& p = s_.peers[w.target];
+    [[maybe_unused]] const auto held = reach_.hold(s_, w, extent(pieces));
     cma::write(static_cast<pid_t>(p.pid), spans(p.base + w.at, const_cast<std::byte*>(origin), pieces));
   }
   void get_pieces(const Where& w, std::byte* result, std::span<const Piece> pieces,
                   const RequestPtr& request) override {
     if (w.local) return DataPath::get_pieces(w, result, pieces, request);
     const Peer& p = s_.peers[w.target];
+    [[maybe_unused]] const auto held = reach_.hold(s_, w, extent(pieces));
     cma::read(static_cast<pid_t>(p.pid), spans(p.base + w.at, result, pieces));
   }
 
@@ -78,15 +125,24 @@ class CrossMemoryPath final : public ProviderPath {
     return out;
   }
   CrossMemoryAtomics atomics_;
+  Reach reach_;
 };
+
+template <class Reach>
+std::unique_ptr<DataPath> made(WindowState& state, SoftwareAtomics*& software, std::shared_ptr<void> mapping,
+                               SharedLockWord* atomic_words, Reach reach) {
+  auto path = std::make_unique<CrossMemoryPath<Reach>>(state, std::move(mapping), atomic_words, std::move(reach));
+  software = &path->software();
+  return path;
+}
 
 }  // namespace
 
 std::unique_ptr<DataPath> cross_memory_path(WindowState& state, SoftwareAtomics*& software,
-                                            std::shared_ptr<void> mapping, SharedLockWord* atomic_words) {
-  auto path = std::make_unique<CrossMemoryPath>(state, std::move(mapping), atomic_words);
-  software = &path->software();
-  return path;
+                                            std::shared_ptr<void> mapping, SharedLockWord* atomic_words,
+                                            std::shared_ptr<PublishedRegions> attached) {
+  if (attached) return made(state, software, std::move(mapping), atomic_words, Attached{std::move(attached)});
+  return made(state, software, std::move(mapping), atomic_words, WholeWindow{});
 }
 
 }  // namespace onesided::detail

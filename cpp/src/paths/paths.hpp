@@ -11,6 +11,7 @@
 namespace onesided::detail {
 
 class SoftwareAtomics;
+class PublishedRegions;
 
 // One host, every rank's memory in `state.shared` (mapped by all).
 std::unique_ptr<DataPath> shared_memory_path(WindowState& state);
@@ -22,9 +23,12 @@ std::unique_ptr<DataPath> provider_path(WindowState& state, SoftwareAtomics*& so
 // As provider_path, with puts, gets and atomics by cross-memory attach
 // (every rank reaches every other's window through process_vm_writev/readv);
 // `atomic_words`, in `mapping`, are the ranks' atomic locks. Only
-// notifications use the provider.
+// notifications use the provider. `attached`: on a dynamic window, the
+// ranks' published region tables, which every remote op holds for its copy
+// (null for a Create window).
 std::unique_ptr<DataPath> cross_memory_path(WindowState& state, SoftwareAtomics*& software,
-                                            std::shared_ptr<void> mapping, SharedLockWord* atomic_words);
+                                            std::shared_ptr<void> mapping, SharedLockWord* atomic_words,
+                                            std::shared_ptr<PublishedRegions> attached);
 
 class RaceLog;
 // Race-checking mode around `inner`: every access told to `log` first.

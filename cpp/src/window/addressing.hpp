@@ -60,6 +60,7 @@ void each_piece(Addressing& a, int target, std::int64_t disp, std::size_t bytes,
 }
 
 std::unique_ptr<Addressing> window_extent(WindowState& state);
-std::unique_ptr<Addressing> attached_regions(WindowState& state);
+class RegionDirectory;
+std::unique_ptr<Addressing> attached_regions(WindowState& state, std::unique_ptr<RegionDirectory> directory);
 
 }  // namespace onesided::detail

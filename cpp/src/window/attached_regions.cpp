@@ -1,28 +1,26 @@
 // Addressing on dynamic windows (Create_dynamic): a displacement is an
 // absolute address inside a region the target attached.
 //
-// Who writes what, all under mutex_: this rank's regions (Attach/Detach,
-// any local thread; read by the progress thread answering Regions), and
-// the origin-side copies of every target's table with their stale flags
-// (refreshed at every epoch start and on a miss, by a round trip to the
-// target's progress engine).
-#include <algorithm>
-#include <atomic>
+// Who writes what: this rank's regions, under mutex_ (Attach/Detach, any
+// local thread; read by the progress thread answering Regions). What this
+// rank knows of other ranks' regions is the directory's, chosen at
+// creation (region_directory.hpp: fetched by message, or published in
+// shared memory on the cross-memory path).
 #include <map>
 #include <mutex>
 #include <vector>
 
 #include "memory/region_table.hpp"
-#include "onesided/interrupt.hpp"
 #include "window/addressing.hpp"
+#include "window/region_directory.hpp"
 
 namespace onesided::detail {
 namespace {
 
 class AttachedRegions final : public Addressing {
  public:
-  explicit AttachedRegions(WindowState& s)
-      : s_(s), remote_(static_cast<std::size_t>(s.nranks)), stale_(static_cast<std::size_t>(s.nranks), 1) {}
+  AttachedRegions(WindowState& s, std::unique_ptr<RegionDirectory> directory)
+      : s_(s), directory_(std::move(directory)) {}
 
   Where locate(int target, std::int64_t disp, std::int64_t shift, std::size_t bytes) override {
     const auto addr = address(disp, shift, bytes);
@@ -53,34 +51,34 @@ class AttachedRegions final : public Addressing {
     return local_.find(at, bytes) ? reinterpret_cast<std::byte*>(at) : nullptr;
   }
 
-  void epoch_started() override {
-    std::lock_guard lk(mutex_);
-    std::fill(stale_.begin(), stale_.end(), 1);
-  }
+  void epoch_started() override { directory_->epoch_started(); }
 
   void attach(void* base, std::size_t size) override {
     if (!base && size) raise(ErrorCategory::Argument, "Attach: memory is null");
     auto mr = s_.endpoint->transport().register_region(base, size);
     const auto addr = reinterpret_cast<std::uint64_t>(base);
     std::lock_guard lk(mutex_);
+    if (local_.size() >= PublishedRegions::kCapacity)
+      raise(ErrorCategory::Argument, "Attach: this rank has " + std::to_string(local_.size()) +
+                                         " regions attached to the window, the most a dynamic window holds per "
+                                         "rank; Detach one first");
     local_.add({addr, size, mr->remote()});
     registered_[addr] = std::move(mr);
+    directory_->changed(local_);
   }
 
+  // The registration goes only once no origin can be copying into the
+  // memory (the directory's changed() returned).
   void detach(const void* base) override {
     const auto addr = reinterpret_cast<std::uint64_t>(base);
     std::lock_guard lk(mutex_);
     if (!local_.remove(addr)) raise(ErrorCategory::Argument, "Detach: this memory is not attached to the window");
+    directory_->changed(local_);
     registered_.erase(addr);
   }
 
   void on_message(const Header& h, const std::byte* payload, std::size_t len) override {
-    if (h.kind == MsgKind::RegionsReply) {
-      auto* reply = reinterpret_cast<Reply*>(h.token);
-      reply->bytes.assign(reinterpret_cast<const char*>(payload), len);
-      reply->done.store(1, std::memory_order_release);
-      return;
-    }
+    if (h.kind == MsgKind::RegionsReply) return directory_->reply(h, payload, len);
     std::string table;
     {
       std::lock_guard lk(mutex_);
@@ -110,25 +108,12 @@ class AttachedRegions final : public Addressing {
   }
 
   // The regions of `target` that hold [addr, addr + bytes) (see
-  // RegionTable::cover); this rank's own table, or the origin's copy of the
-  // target's, fetched again when stale or when it misses.
+  // RegionTable::cover): this rank's own table, or what the directory
+  // knows of the target's.
   std::vector<AttachedRegion> cover(int target, std::uint64_t addr, std::size_t bytes) {
-    if (target == s_.rank) {
-      std::lock_guard lk(mutex_);
-      return local_.cover(addr, bytes);
-    }
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      if (attempt == 1) refresh(target);
-      std::unique_lock lk(mutex_);
-      if (stale_[target]) {
-        lk.unlock();
-        refresh(target);
-        lk.lock();
-      }
-      auto regions = remote_[target].cover(addr, bytes);
-      if (!regions.empty()) return regions;
-    }
-    return {};
+    if (target != s_.rank) return directory_->cover(target, addr, bytes);
+    std::lock_guard lk(mutex_);
+    return local_.cover(addr, bytes);
   }
 
   [[noreturn]] static void outside(int target, std::uint64_t addr, std::size_t bytes, bool crosses) {
@@ -141,35 +126,17 @@ class AttachedRegions final : public Addressing {
                              " has attached to the dynamic window"));
   }
 
-  struct Reply {
-    std::atomic<int> done{0};
-    std::string bytes;
-  };
-
-  // Asks `target` for its attached regions.
-  // Not interrupted: the reply lands in this frame. It is one round trip
-  // to the target's progress engine, which answers without its user.
-  void refresh(int target) {
-    InterruptsDeferred uninterrupted;
-    Reply reply;
-    s_.send(target, s_.header(MsgKind::Regions, target, reinterpret_cast<std::uint64_t>(&reply)));
-    s_.wait([&] { return reply.done.load(std::memory_order_acquire) != 0; });
-    auto table = RegionTable::from_bytes(reply.bytes);
-    std::lock_guard lk(mutex_);
-    remote_[target] = std::move(table);
-    stale_[target] = 0;
-  }
-
   WindowState& s_;
+  std::unique_ptr<RegionDirectory> directory_;
   std::mutex mutex_;
   RegionTable local_;
   std::map<std::uint64_t, std::unique_ptr<LocalRegion>> registered_;
-  std::vector<RegionTable> remote_;
-  std::vector<std::uint8_t> stale_;
 };
 
 }  // namespace
 
-std::unique_ptr<Addressing> attached_regions(WindowState& state) { return std::make_unique<AttachedRegions>(state); }
+std::unique_ptr<Addressing> attached_regions(WindowState& state, std::unique_ptr<RegionDirectory> directory) {
+  return std::make_unique<AttachedRegions>(state, std::move(directory));
+}
 
 }  // namespace onesided::detail

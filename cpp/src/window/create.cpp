@@ -15,6 +15,7 @@
 #include "memory/checked.hpp"
 #include "memory/cross_memory.hpp"
 #include "memory/host_identity.hpp"
+#include "memory/published_regions.hpp"
 #include "paths/cross_memory_atomics.hpp"
 #include "paths/paths.hpp"
 #include "races/race_log.hpp"
@@ -24,6 +25,7 @@
 #include "window/agreement.hpp"
 #include "window/reachability.hpp"
 #include "window/records.hpp"
+#include "window/region_directory.hpp"
 
 namespace onesided {
 
@@ -36,6 +38,11 @@ namespace {
 // per rank (memory/publication.hpp), then each rank's notification counters
 // (used on the shared-memory path only).
 std::size_t lock_bytes(int nranks) { return static_cast<std::size_t>(nranks) * sizeof(SharedLockWord); }
+// The lock segment of a window without a mapping of its own: every rank's
+// window lock and atomic lock, and a dynamic window's region tables.
+std::size_t lock_segment_bytes(int nranks, bool dynamic) {
+  return 2 * lock_bytes(nranks) + (dynamic ? PublishedRegions::bytes(nranks) : 0);
+}
 std::size_t publication_bytes(int nranks) { return static_cast<std::size_t>(nranks) * sizeof(PublicationWord); }
 std::size_t control_bytes(int nranks, std::size_t notifications) {
   const std::size_t counters =
@@ -196,6 +203,11 @@ std::pair<Config, Agreed> agree_sized(Bootstrap& group, const Info& info, int di
   return {config, std::move(a)};
 }
 
+// A byte every process maps: where a dynamic window's creation probes
+// whether its peers can reach this process by cross-memory attach (such a
+// window exposes no memory of its own until Attach).
+const std::byte kReachable{1};
+
 void check_size(std::size_t size) {
   if (size > kMaxWindowBytes)
     raise(ErrorCategory::Argument, "window size " + std::to_string(size) + " bytes exceeds the largest a process can map (" +
@@ -274,21 +286,23 @@ void Window::Impl::negotiate(bool shared_memory_path, Agreed& agreed, std::strin
   // from rank 0's file when the window has no segment of its own? The
   // exchange tells every rank every rank's answers.
   const bool local = status.empty() && s.same_host && config.shared_memory && s.provider == "shm";
-  const bool try_cma = local && s.flavor == Flavor::Create;
+  const bool dynamic = s.flavor == Flavor::Dynamic;
+  const bool try_cma = local && (s.flavor == Flavor::Create || dynamic);
   bool reach = try_cma;
   for (int r = 0; reach && r < s.nranks; ++r)
-    if (r != s.rank && agreed.sizes[r] > 0)
+    if (r != s.rank && (agreed.sizes[r] > 0 || dynamic))
       reach = cma::can_read(static_cast<pid_t>(agreed.pids[r]), agreed.bases[r], 1);
   const bool try_locks = local && !shared_memory_path;
   std::shared_ptr<SharedSegment> lock_segment;
   if (try_locks && !s.shared) {
     // Room for the ranks' window locks, then their atomic locks (used with
-    // cross-memory attach). Failing to map it only keeps this rank, and so
-    // every rank, on lock messages and the provider's atomics.
+    // cross-memory attach), then on a dynamic window their published region
+    // tables. Failing to map it only keeps this rank, and so every rank, on
+    // lock messages and the provider's atomics.
     std::string unmapped;
     try {
       lock_segment = map_offered(agreed, std::vector<std::size_t>(static_cast<std::size_t>(s.nranks), 0), false,
-                                 2 * lock_bytes(s.nranks), "the window's locks", unmapped);
+                                 lock_segment_bytes(s.nranks, dynamic), "the window's locks", unmapped);
     } catch (const Error&) {
       lock_segment = nullptr;
     }
@@ -419,8 +433,14 @@ void Window::Impl::negotiate(bool shared_memory_path, Agreed& agreed, std::strin
     s.plan = AtomicPlan(s.declared, native.table, everywhere, s.provider,
                         config.software_only.empty() ? s.endpoint->transport().native_unavailable()
                                                      : config.software_only);
+  // A dynamic window on the cross-memory path: origins check targets'
+  // addresses in the tables every rank publishes in the lock segment.
+  std::shared_ptr<PublishedRegions> published;
+  if (cma && dynamic)
+    published = std::make_shared<PublishedRegions>(segment->control() + 2 * lock_bytes(s.nranks), s.nranks, s.rank,
+                                                   segment);
   path = shared_memory_path ? detail::shared_memory_path(s)
-         : cma              ? cross_memory_path(s, software, segment, words + s.nranks)
+         : cma              ? cross_memory_path(s, software, segment, words + s.nranks, published)
                             : provider_path(s, software);
   if (config.nasty_seed) path = nasty_path(std::move(path), s, *config.nasty_seed);
   if (!config.check.empty()) {
@@ -428,7 +448,9 @@ void Window::Impl::negotiate(bool shared_memory_path, Agreed& agreed, std::strin
     path = checking_path(std::move(path), log);
     events = std::move(log);
   }
-  addressing = s.flavor == Flavor::Dynamic ? attached_regions(s) : window_extent(s);
+  addressing = !dynamic   ? window_extent(s)
+               : published ? attached_regions(s, published_regions(s, published))
+                           : attached_regions(s, fetched_regions(s));
   // Epoch handles touch memory themselves only where this path alone does
   // (not wrapped by nasty mode or the race checker): window/epoch_handle.cpp.
   if (shared_memory_path && !config.nasty_seed && config.check.empty() && s.flavor != Flavor::Dynamic)
@@ -530,7 +552,7 @@ std::unique_ptr<Window> Window::create_dynamic(const Info& info, std::shared_ptr
   check_group(group);
   Config config;
   const auto local = verdict([&] { config = Config::parse(info); });
-  Agreed a = agree_on(*group, local, config, Flavor::Dynamic, 0, nullptr);
+  Agreed a = agree_on(*group, local, config, Flavor::Dynamic, 0, &kReachable);
   return std::unique_ptr<Window>(new Window(std::make_unique<Impl>(
       config, std::move(group), Flavor::Dynamic, nullptr, 0, 1, nullptr, nullptr, std::move(a), false, "")));
 }
