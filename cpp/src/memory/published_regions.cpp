@@ -120,7 +120,7 @@ std::vector<AttachedRegion> PublishedRegions::cover(int target, std::uint64_t ad
   }
 }
 
-PublishedRegions::Hold PublishedRegions::hold(int target, std::uint64_t addr, std::uint64_t len,
+PublishedRegions::Hold PublishedRegions::hold(int target, std::span<const Range> ranges,
                                               const std::function<void()>& check) const {
   const Head& h = head(target);
   const Entry* e = entries(target);
@@ -132,7 +132,8 @@ PublishedRegions::Hold PublishedRegions::hold(int target, std::uint64_t addr, st
     auto& count = readers(target, rank_).parity[(v >> 1) & 1];
     count.fetch_add(1, std::memory_order_seq_cst);  // counted in before the check (see publish)
     const std::size_t n = std::min<std::uint64_t>(h.count.load(std::memory_order_acquire), kCapacity);
-    const bool inside = covering(n, region, addr, len).second == 1;
+    bool inside = true;
+    for (const Range& r : ranges) inside = inside && covering(n, region, r.addr, r.len).second == 1;
     if (h.version.load(std::memory_order_seq_cst) == v) {
       if (inside) return Hold(&count);
       count.fetch_sub(1, std::memory_order_release);

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -84,7 +85,16 @@ class PublishedRegions {
    private:
     std::atomic<std::uint64_t>* count_ = nullptr;
   };
-  Hold hold(int target, std::uint64_t addr, std::uint64_t len, const std::function<void()>& check) const;
+  // The same for several ranges at once (the pieces of one copy), each
+  // inside one region: one count, one check of the table.
+  struct Range {
+    std::uint64_t addr, len;
+  };
+  Hold hold(int target, std::span<const Range> ranges, const std::function<void()>& check) const;
+  Hold hold(int target, std::uint64_t addr, std::uint64_t len, const std::function<void()>& check) const {
+    const Range one{addr, len};
+    return hold(target, std::span<const Range>(&one, 1), check);
+  }
 
  private:
   struct Entry {

@@ -18,17 +18,27 @@
 //    nothing. A Create window's memory lives as long as the window.
 //  - Locks: the target's atomic lock word (shared memory), per atomic op.
 //  - Order and completion: every op is complete at the target when its call
-//    returns, so every accumulate_ordering pair is kept. Only notifications
-//    travel through the provider (a Notify message, as on the provider
-//    path), so flush(t) still waits for their acknowledgements; a window
-//    without notification counters has nothing in flight ever
-//    (completes_in_call: the bindings then keep the GIL, as on the
+//    returns, so every accumulate_ordering pair is kept, except a put of at
+//    most StagedPuts::kLargest bytes without a Request: its bytes are
+//    copied into the target's stage (staged_puts.hpp), written with the
+//    stage's other puts, in order, at the next flush, epoch end or
+//    notification to that target, or before the next other op to it. So
+//    one origin's ops to one target still take effect in program order.
+//    Only notifications travel through the provider (a Notify message, as
+//    on the provider path), so flush(t) still waits for their
+//    acknowledgements; a window without notification counters has nothing
+//    in flight ever and keeps no reference to a caller's memory after the
+//    call (completes_in_call: the bindings then keep the GIL, as on the
 //    shared-memory path).
 #include <algorithm>
+#include <functional>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "memory/cross_memory.hpp"
 #include "memory/published_regions.hpp"
+#include "paths/staged_puts.hpp"
 #include "paths/cross_memory_atomics.hpp"
 #include "paths/paths.hpp"
 #include "paths/provider_path.hpp"
@@ -40,19 +50,19 @@ namespace {
 // A Create window: its memory, for the window's life; nothing to hold.
 struct WholeWindow {
   struct Hold {};
-  Hold hold(const WindowState&, const Where&, std::size_t) const { return {}; }
+  Hold hold(const WindowState&, int, std::span<const PublishedRegions::Range>) const { return {}; }
   static constexpr const char* kWhat = "";
 };
 
 // A dynamic window: what the target has attached, published in shared memory.
 struct Attached {
   std::shared_ptr<PublishedRegions> table;
-  PublishedRegions::Hold hold(const WindowState& s, const Where& w, std::size_t bytes) const {
-    auto held = table->hold(w.target, w.at, bytes, [&s] { s.check_peers(); });
+  PublishedRegions::Hold hold(const WindowState& s, int target, std::span<const PublishedRegions::Range> ranges) const {
+    auto held = table->hold(target, ranges, [&s] { s.check_peers(); });
     if (!held)
-      raise(ErrorCategory::Bounds, "target range out of window: address " + std::to_string(w.at) + " + " +
-                                       std::to_string(bytes) + " bytes was detached by rank " +
-                                       std::to_string(w.target) + " while this call was checking it");
+      raise(ErrorCategory::Bounds, "target range out of window: memory rank " + std::to_string(target) +
+                                       " detached while this rank's access to it was under way (or waited, staged, "
+                                       "for a flush): detach memory only once no origin will access it");
     return held;
   }
   static constexpr const char* kWhat = "; attached regions checked in tables every rank publishes in shared memory";
@@ -71,34 +81,47 @@ class CrossMemoryPath final : public ProviderPath {
   CrossMemoryPath(WindowState& s, std::shared_ptr<void> mapping, SharedLockWord* atomic_words, Reach reach)
       : ProviderPath(s, "cross-memory",
                      "puts, gets and accumulate-style ops by cross-memory attach (process_vm_writev/readv), "
-                     "atomics under the target's lock in shared memory" +
+                     "puts of up to " + std::to_string(StagedPuts::kLargest) +
+                         " bytes staged and written together at the next flush, atomics under the target's lock "
+                         "in shared memory" +
                          std::string(Reach::kWhat) + "; notifications through provider " + s.provider),
         atomics_(s, std::move(mapping), atomic_words),
-        reach_(std::move(reach)) {}
+        reach_(std::move(reach)),
+        staged_(s.nranks) {}
 
   // Every put, get and atomic is complete at the target when its call
-  // returns; only a notification travels through the provider, so only a
-  // window with notification counters has anything in flight.
+  // returns, or (a small put) its bytes are copied and it completes at
+  // the next flush; only a notification travels through the provider, so
+  // only a window with notification counters has anything in flight, and
+  // no call leaves a reference to the caller's memory behind.
   bool completes_in_call() const override { return s_.notifications == 0; }
   std::string ordering() const override {
-    return "cross-memory path: each op takes effect before its call returns; every order kept";
+    return "cross-memory path: each op takes effect before its call returns, but puts of up to " +
+           std::to_string(StagedPuts::kLargest) +
+           " bytes without a request, which take effect in order at the next flush or before the next other "
+           "op to the same target; every order kept";
   }
   void accumulate(const Where& w, const AtomicCall& call, const RequestPtr&) override {
     if (w.local) return atomics_.apply(w, call);
-    [[maybe_unused]] const auto held = reach_.hold(s_, w, call.count * dtype_info(call.dtype).size);
+    drain(w.target);
+    [[maybe_unused]] const auto held = hold(w, call.count * dtype_info(call.dtype).size);
     atomics_.apply(w, call);
   }
 
   void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) override {
     if (w.local) return ProviderPath::put(w, origin, bytes, request);
     const Peer& p = s_.peers[w.target];
-    [[maybe_unused]] const auto held = reach_.hold(s_, w, bytes);
+    if (!request && bytes <= StagedPuts::kLargest)
+      return staged_.stage(w.target, p.base + w.at, origin, bytes, write_);
+    drain(w.target);
+    [[maybe_unused]] const auto held = hold(w, bytes);
     cma::write(static_cast<pid_t>(p.pid), p.base + w.at, origin, bytes);
   }
   void get(const Where& w, void* result, std::size_t bytes, const RequestPtr& request) override {
     if (w.local) return ProviderPath::get(w, result, bytes, request);
     const Peer& p = s_.peers[w.target];
-    [[maybe_unused]] const auto held = reach_.hold(s_, w, bytes);
+    drain(w.target);
+    [[maybe_unused]] const auto held = hold(w, bytes);
     cma::read(static_cast<pid_t>(p.pid), result, p.base + w.at, bytes);
   }
   // A non-contiguous put or get: every piece in one process_vm_writev/readv.
@@ -106,15 +129,35 @@ class CrossMemoryPath final : public ProviderPath {
                   const RequestPtr& request) override {
     if (w.local) return DataPath::put_pieces(w, origin, pieces, request);
     const Peer& p = s_.peers[w.target];
-    [[maybe_unused]] const auto held = reach_.hold(s_, w, extent(pieces));
+    drain(w.target);
+    [[maybe_unused]] const auto held = hold(w, extent(pieces));
     cma::write(static_cast<pid_t>(p.pid), spans(p.base + w.at, const_cast<std::byte*>(origin), pieces));
   }
   void get_pieces(const Where& w, std::byte* result, std::span<const Piece> pieces,
                   const RequestPtr& request) override {
     if (w.local) return DataPath::get_pieces(w, result, pieces, request);
     const Peer& p = s_.peers[w.target];
-    [[maybe_unused]] const auto held = reach_.hold(s_, w, extent(pieces));
+    drain(w.target);
+    [[maybe_unused]] const auto held = hold(w, extent(pieces));
     cma::read(static_cast<pid_t>(p.pid), spans(p.base + w.at, result, pieces));
+  }
+
+  // Every completion point writes the staged puts first.
+  void flush(int target) override {
+    drain(target);
+    ProviderPath::flush(target);
+  }
+  void flush_all() override {
+    drain_all();
+    ProviderPath::flush_all();
+  }
+  void complete_when_drained(int target, const RequestPtr& request) override {
+    target < 0 ? drain_all() : drain(target);
+    ProviderPath::complete_when_drained(target, request);
+  }
+  void notify(int target, std::size_t index, const RequestPtr& request) override {
+    drain(target);
+    ProviderPath::notify(target, index, request);
   }
 
  private:
@@ -124,8 +167,32 @@ class CrossMemoryPath final : public ProviderPath {
     for (const Piece& q : pieces) out.push_back({local + q.origin, remote + q.target, q.bytes});
     return out;
   }
+  auto hold(const Where& w, std::size_t bytes) const {
+    const PublishedRegions::Range one{s_.peers[w.target].base + w.at, bytes};
+    return reach_.hold(s_, w.target, std::span(&one, 1));
+  }
+  void drain(int target) { staged_.drain(target, write_); }
+  void drain_all() {
+    for (int t = 0; t < s_.nranks; ++t) drain(t);
+  }
+  // A stage's copy: every piece in one process_vm_writev, each piece held
+  // where memory may go away.
+  void write_staged(int target, std::span<const cma::Piece> pieces) {
+    std::vector<PublishedRegions::Range> ranges;
+    if constexpr (!std::is_same_v<Reach, WholeWindow>) {
+      ranges.reserve(pieces.size());
+      for (const cma::Piece& q : pieces) ranges.push_back({q.remote, q.bytes});
+    }
+    [[maybe_unused]] const auto held = reach_.hold(s_, target, ranges);
+    cma::write(static_cast<pid_t>(s_.peers[target].pid), pieces);
+  }
+
   CrossMemoryAtomics atomics_;
   Reach reach_;
+  StagedPuts staged_;
+  std::function<void(int, std::span<const cma::Piece>)> write_ = [this](int t, std::span<const cma::Piece> p) {
+    write_staged(t, p);
+  };
 };
 
 template <class Reach>
