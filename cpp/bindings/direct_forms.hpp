@@ -39,7 +39,17 @@ std::array<PyObject*, N> interned(const std::array<const char*, N>& texts) {
 //   static constexpr const char* doc;
 //   static bool take(PyObject* self, std::array<PyObject*, N>& args);
 // `take` gets the matched arguments (null where left out) and returns false,
-// having done nothing, when the call needs the class's method.
+// having done nothing, when the call needs the class's method. A form with
+//   static constexpr bool kKept = true;
+// is bound to (window, kept) instead of the window (direct_method_keeping).
+template <class D>
+PyObject* window_of(PyObject* self) {
+  if constexpr (requires { D::kKept; }) {
+    if constexpr (D::kKept) return PyTuple_GET_ITEM(self, 0);
+  }
+  return self;
+}
+
 template <class D>
 PyObject* call(PyObject* self, PyObject* const* argv, Py_ssize_t nargs, PyObject* kwnames) noexcept {
   static const auto names = interned(D::params);  // for the process's life
@@ -47,7 +57,7 @@ PyObject* call(PyObject* self, PyObject* const* argv, Py_ssize_t nargs, PyObject
   return fast::translated([&] {
     std::array<PyObject*, D::params.size()> a{};
     const bool taken = fast::match(names, argv, nargs, kwnames, a) && D::take(self, a);
-    return fast::taken_or_parsed(taken, self, method, argv, nargs, kwnames);
+    return fast::taken_or_parsed(taken, window_of<D>(self), method, argv, nargs, kwnames);
   });
 }
 
@@ -64,6 +74,14 @@ PyMethodDef* method_def() {
 template <class D>
 py::object direct_method(py::handle window) {
   return py::reinterpret_steal<py::object>(PyCFunction_NewEx(direct::method_def<D>(), window.ptr(), nullptr));
+}
+
+// The same bound to (window, kept): a form that completes operations drops
+// what the window keeps for them (D::kKept).
+template <class D>
+py::object direct_method_keeping(py::handle window, py::handle kept) {
+  const py::tuple self = py::make_tuple(window, kept);
+  return py::reinterpret_steal<py::object>(PyCFunction_NewEx(direct::method_def<D>(), self.ptr(), nullptr));
 }
 
 }  // namespace onesided::python

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <list>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -195,28 +196,38 @@ void define_fast(const std::string& name, const py::tuple& params, py::object de
 void register_operations(py::module_& m, py::class_<Window>& cls) {
   // The fast entries (fast_entries.hpp): FAST_CALLS names them;
   // _define_fast gives each its names from the calls table; and
-  // _fast_entries(win, pending) returns them bound to `win`, in FAST_CALLS
-  // order: the Inline entries when `pending` is None, else the Holding
-  // ones, which keep arrays in `pending`.
+  // _fast_entries(win, pending, held) returns them bound to `win`, in
+  // FAST_CALLS order: the Inline entries when `pending` is None, else the
+  // Holding ones, which keep arrays in `pending`: every call's, or with
+  // `held` (names) only those calls' (a Get whose result the path may write
+  // at the next completion point), the others Inline.
   py::list names;
   for (const auto& [name, forms] : fast_calls()) names.append(name);
   m.attr("FAST_CALLS") = names;
   m.def("_define_fast", &define_fast, py::arg("name"), py::arg("params"), py::arg("default_op"), py::arg("doc"));
-  m.def("_fast_entries", [](py::handle window, py::object pending) {
-    checked(window);
-    const bool holding = !pending.is_none();
-    if (holding && !PyDict_CheckExact(pending.ptr())) throw py::type_error("pending must be a dict");
-    py::object self = holding ? py::object(py::make_tuple(window, pending))
-                              : py::reinterpret_borrow<py::object>(window);
-    py::list out;
-    for (const auto& [name, forms] : fast_calls()) {
-      if (!*forms.method) raise(ErrorCategory::Internal, name + ": fast entry used before _define_fast");
-      PyObject* fn = PyCFunction_NewEx(holding ? forms.holding_def : forms.inline_def, self.ptr(), nullptr);
-      if (!fn) throw py::error_already_set();
-      out.append(py::reinterpret_steal<py::object>(fn));
-    }
-    return py::tuple(out);
-  });
+  m.def(
+      "_fast_entries",
+      [](py::handle window, py::object pending, py::object held) {
+        checked(window);
+        const bool holding = !pending.is_none();
+        if (holding && !PyDict_CheckExact(pending.ptr())) throw py::type_error("pending must be a dict");
+        std::set<std::string> only;
+        if (!held.is_none())
+          for (py::handle name : held) only.insert(py::cast<std::string>(name));
+        const py::object bare = py::reinterpret_borrow<py::object>(window);
+        const py::object with_pending = holding ? py::object(py::make_tuple(window, pending)) : bare;
+        py::list out;
+        for (const auto& [name, forms] : fast_calls()) {
+          if (!*forms.method) raise(ErrorCategory::Internal, name + ": fast entry used before _define_fast");
+          const bool holds = holding && (held.is_none() || only.count(name));
+          PyObject* fn = PyCFunction_NewEx(holds ? forms.holding_def : forms.inline_def,
+                                           (holds ? with_pending : bare).ptr(), nullptr);
+          if (!fn) throw py::error_already_set();
+          out.append(py::reinterpret_steal<py::object>(fn));
+        }
+        return py::tuple(out);
+      },
+      py::arg("window"), py::arg("pending"), py::arg("held") = py::none());
 
   // The full forms. The R* forms pass want_request and get a Request back
   // (else None).

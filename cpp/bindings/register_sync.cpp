@@ -61,22 +61,33 @@ struct LockDirect {
     return a[0] && lock_shortcut(checked(self), a[0], a[1] ? a[1] : exclusive, a[2] ? a[2] : fast::zero());
   }
 };
-// Flush and Unlock: `name(rank)`, the core's `call` on a plain rank.
-template <void (Window::*call)(int)>
+// Flush and Unlock: `name(rank)`, the core's `call` on a plain rank. With
+// kKept, bound to (window, kept): then, as the class's methods do, the
+// buffers the window keeps for operations to `rank` go once they completed
+// (a staged Get's result on the cross-memory path).
+template <void (Window::*call)(int), bool kKeeps>
 struct RankDirect {
+  static constexpr bool kKept = kKeeps;
   static constexpr std::array<const char*, 1> params{"rank"};
   static bool take(PyObject* self, std::array<PyObject*, 1>& a) {
     int rank = 0;
     if (!a[0] || !plain_rank(a[0], rank)) return false;
-    (checked(self).*call)(rank);
+    (checked(direct::window_of<RankDirect>(self)).*call)(rank);
+    if constexpr (kKeeps) {
+      PyObject* kept = PyTuple_GET_ITEM(self, 1);
+      const int has = PyDict_Contains(kept, a[0]);
+      if (has < 0 || (has == 1 && PyDict_DelItem(kept, a[0]) != 0)) throw py::error_already_set();
+    }
     return true;
   }
 };
-struct FlushDirect : RankDirect<&Window::flush> {
+template <bool kKeeps>
+struct FlushDirect : RankDirect<&Window::flush, kKeeps> {
   static constexpr const char* method = "Flush";
   static constexpr const char* doc = "Flush(rank): see Window.Flush.";
 };
-struct UnlockDirect : RankDirect<&Window::unlock> {
+template <bool kKeeps>
+struct UnlockDirect : RankDirect<&Window::unlock, kKeeps> {
   static constexpr const char* method = "Unlock";
   static constexpr const char* doc = "Unlock(rank): see Window.Unlock.";
 };
@@ -129,12 +140,20 @@ void register_sync(py::module_& m, py::class_<Window>& cls) {
 
   // Lock, Flush and Unlock bound to `window` (direct_forms.hpp); the Python
   // Window binds Lock always, the others where its operations complete in
-  // their call.
-  m.def("_direct_sync_forms", [](py::handle window) {
-    checked(window);
-    return py::make_tuple(direct_method<LockDirect>(window), direct_method<FlushDirect>(window),
-                          direct_method<UnlockDirect>(window));
-  });
+  // their call. With `kept` (the window's _pending), Flush and Unlock drop
+  // what it keeps for their rank, as the class's methods do.
+  m.def(
+      "_direct_sync_forms",
+      [](py::handle window, py::object kept) {
+        checked(window);
+        if (kept.is_none())
+          return py::make_tuple(direct_method<LockDirect>(window), direct_method<FlushDirect<false>>(window),
+                                direct_method<UnlockDirect<false>>(window));
+        if (!PyDict_CheckExact(kept.ptr())) throw py::type_error("kept must be a dict");
+        return py::make_tuple(direct_method<LockDirect>(window), direct_method_keeping<FlushDirect<true>>(window, kept),
+                              direct_method_keeping<UnlockDirect<true>>(window, kept));
+      },
+      py::arg("window"), py::arg("kept") = py::none());
   m.attr("MODE_PASSIVE_EPOCH_IMPLICIT") = mode::kPassiveEpochImplicit;
   m.attr("LOCK_EXCLUSIVE") = static_cast<int>(LockType::Exclusive);
   m.attr("LOCK_SHARED") = static_cast<int>(LockType::Shared);

@@ -101,10 +101,12 @@ py::class_<Window> register_window(py::module_& m) {
       .def_property_readonly("_model", guard([](const Window& w) { return static_cast<int>(w.model()); }))
       .def_property_readonly("_provider", guard(&Window::provider))
       // The data path chosen at creation, fixed for the window's life; the
-      // Python Window binds its per-call forms by _completes_in_call once.
+      // Python Window binds its per-call forms by _completes_in_call and
+      // _holds_get_results once.
       .def_property_readonly("_path_name", guard(&Window::path_name))
       .def_property_readonly("_path_description", guard(&Window::path_description))
       .def_property_readonly("_completes_in_call", guard(&Window::completes_in_call))
+      .def_property_readonly("_holds_get_results", guard(&Window::holds_get_results))
       .def_property_readonly("_in_flight", guard(&Window::in_flight))
       .def("_info", guard(&Window::info))
       .def("_size_of", guard([](const Window& w, py::handle rank) { return w.size_of(rank_arg(rank, "rank")); }))

@@ -92,7 +92,8 @@ TEST(PublishedRegions, OriginsCheckWhatTheTargetAttached) {
   Published p;
   p.target.publish(table_of({{1000, 100}, {1100, 50}, {2000, 8}}), nobody_gone);
   EXPECT_TRUE(p.origin.hold(0, 1050, 8, {}));
-  EXPECT_FALSE(p.origin.hold(0, 1096, 8, {}));  // crosses into the next region: one region per copy
+  EXPECT_TRUE(p.origin.hold(0, 1096, 8, {}));   // across regions side by side
+  EXPECT_FALSE(p.origin.hold(0, 1140, 20, {}));  // runs past the second into a gap
   EXPECT_FALSE(p.origin.hold(0, 1500, 1, {}));
   EXPECT_FALSE(p.origin.hold(0, 2001, UINT64_MAX, {}));
   EXPECT_EQ(p.origin.cover(0, 1096, 8, {}).size(), 2u);  // side by side, as RegionTable::cover

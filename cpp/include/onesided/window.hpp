@@ -111,9 +111,15 @@ class Window {
   const std::string& path_name() const;
   const std::string& path_description() const;
   // True when every operation is complete at its target when its call
-  // returns (the shared-memory path without nasty mode): no call but the
-  // synchronisation ones can wait, and buffers need not outlive the call.
+  // returns, or (small puts and gets on the cross-memory path) waits with
+  // nothing in flight until the next completion point: no call but the
+  // synchronisation ones can wait, and buffers need not outlive the call,
+  // but for holds_get_results().
   bool completes_in_call() const;
+  // True when a plain get's result buffer (no request) must outlive its
+  // call, until the next completion point (Flush*, Unlock*, Fence,
+  // Complete), where the get's result is valid, as MPI says.
+  bool holds_get_results() const;
   // Whether operations this window posted may still be reported complete:
   // after a Free that was interrupted or gave up, or before any Free. A
   // Window destroyed so keeps its bookkeeping (and whatever it still holds)

@@ -132,8 +132,10 @@ PublishedRegions::Hold PublishedRegions::hold(int target, std::span<const Range>
     auto& count = readers(target, rank_).parity[(v >> 1) & 1];
     count.fetch_add(1, std::memory_order_seq_cst);  // counted in before the check (see publish)
     const std::size_t n = std::min<std::uint64_t>(h.count.load(std::memory_order_acquire), kCapacity);
+    // Attached, whether by one region or by several side by side (a put
+    // across them, staged as one piece).
     bool inside = true;
-    for (const Range& r : ranges) inside = inside && covering(n, region, r.addr, r.len).second == 1;
+    for (const Range& r : ranges) inside = inside && covering(n, region, r.addr, r.len).second != 0;
     if (h.version.load(std::memory_order_seq_cst) == v) {
       if (inside) return Hold(&count);
       count.fetch_sub(1, std::memory_order_release);

@@ -70,7 +70,7 @@ class PublishedRegions {
 
   // An origin's access to [addr, addr + len) at a target, counted in for
   // its life: while it lives, no Detach at the target returns. Empty (false)
-  // when the range is not inside one region the target has attached.
+  // when a byte of the range is not in a region the target has attached.
   class Hold {
    public:
     Hold() = default;

@@ -49,6 +49,7 @@ class CheckingPath final : public DataPath {
   const std::string& name() const override { return name_; }
   const std::string& description() const override { return description_; }
   bool completes_in_call() const override { return inner_->completes_in_call(); }
+  bool holds_get_results() const override { return inner_->holds_get_results(); }
   bool in_flight() const override { return inner_->in_flight(); }
   std::string ordering() const override { return inner_->ordering(); }
 

@@ -18,18 +18,19 @@
 //    nothing. A Create window's memory lives as long as the window.
 //  - Locks: the target's atomic lock word (shared memory), per atomic op.
 //  - Order and completion: every op is complete at the target when its call
-//    returns, so every accumulate_ordering pair is kept, except a put of at
-//    most StagedPuts::kLargest bytes without a Request: its bytes are
-//    copied into the target's stage (staged_puts.hpp), written with the
-//    stage's other puts, in order, at the next flush, epoch end or
-//    notification to that target, or before the next other op to it. So
-//    one origin's ops to one target still take effect in program order.
-//    Only notifications travel through the provider (a Notify message, as
-//    on the provider path), so flush(t) still waits for their
+//    returns, so every accumulate_ordering pair is kept, except a put or
+//    get of at most StagedCopies::kLargest bytes without a Request: it
+//    waits in the target's stage (staged_copies.hpp, a put's bytes copied),
+//    copied with the stage's other ops, in order, at the next flush, epoch
+//    end or notification to that target, or before the next other op to
+//    it. So one origin's ops to one target still take effect in program
+//    order. Only notifications travel through the provider (a Notify
+//    message, as on the provider path), so flush(t) still waits for their
 //    acknowledgements; a window without notification counters has nothing
-//    in flight ever and keeps no reference to a caller's memory after the
-//    call (completes_in_call: the bindings then keep the GIL, as on the
-//    shared-memory path).
+//    in flight ever, and keeps no reference to a caller's memory after the
+//    call but a staged get's result buffer (completes_in_call: the bindings
+//    then keep the GIL, as on the shared-memory path; holds_get_results:
+//    they keep a Get's result until the next completion point).
 #include <algorithm>
 #include <functional>
 #include <string>
@@ -38,7 +39,7 @@
 
 #include "memory/cross_memory.hpp"
 #include "memory/published_regions.hpp"
-#include "paths/staged_puts.hpp"
+#include "paths/staged_copies.hpp"
 #include "paths/cross_memory_atomics.hpp"
 #include "paths/paths.hpp"
 #include "paths/provider_path.hpp"
@@ -81,23 +82,25 @@ class CrossMemoryPath final : public ProviderPath {
   CrossMemoryPath(WindowState& s, std::shared_ptr<void> mapping, SharedLockWord* atomic_words, Reach reach)
       : ProviderPath(s, "cross-memory",
                      "puts, gets and accumulate-style ops by cross-memory attach (process_vm_writev/readv), "
-                     "puts of up to " + std::to_string(StagedPuts::kLargest) +
-                         " bytes staged and written together at the next flush, atomics under the target's lock "
+                     "puts and gets of up to " + std::to_string(StagedCopies::kLargest) +
+                         " bytes staged and copied together at the next flush, atomics under the target's lock "
                          "in shared memory" +
                          std::string(Reach::kWhat) + "; notifications through provider " + s.provider),
         atomics_(s, std::move(mapping), atomic_words),
         reach_(std::move(reach)),
-        staged_(s.nranks) {}
+        puts_(s.nranks),
+        gets_(s.nranks) {}
 
   // Every put, get and atomic is complete at the target when its call
-  // returns, or (a small put) its bytes are copied and it completes at
-  // the next flush; only a notification travels through the provider, so
-  // only a window with notification counters has anything in flight, and
-  // no call leaves a reference to the caller's memory behind.
+  // returns, or (a small put or get) waits in a stage, complete at the next
+  // flush; only a notification travels through the provider, so only a
+  // window with notification counters has anything in flight, and no call
+  // but a staged get keeps a reference to the caller's memory.
   bool completes_in_call() const override { return s_.notifications == 0; }
+  bool holds_get_results() const override { return true; }
   std::string ordering() const override {
-    return "cross-memory path: each op takes effect before its call returns, but puts of up to " +
-           std::to_string(StagedPuts::kLargest) +
+    return "cross-memory path: each op takes effect before its call returns, but puts and gets of up to " +
+           std::to_string(StagedCopies::kLargest) +
            " bytes without a request, which take effect in order at the next flush or before the next other "
            "op to the same target; every order kept";
   }
@@ -111,8 +114,10 @@ class CrossMemoryPath final : public ProviderPath {
   void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) override {
     if (w.local) return ProviderPath::put(w, origin, bytes, request);
     const Peer& p = s_.peers[w.target];
-    if (!request && bytes <= StagedPuts::kLargest)
-      return staged_.stage(w.target, p.base + w.at, origin, bytes, write_);
+    if (!request && bytes <= StagedCopies::kLargest) {
+      gets_.drain(w.target, read_);  // a get staged before this put reads first
+      return puts_.put(w.target, p.base + w.at, origin, bytes, write_);
+    }
     drain(w.target);
     [[maybe_unused]] const auto held = hold(w, bytes);
     cma::write(static_cast<pid_t>(p.pid), p.base + w.at, origin, bytes);
@@ -120,6 +125,10 @@ class CrossMemoryPath final : public ProviderPath {
   void get(const Where& w, void* result, std::size_t bytes, const RequestPtr& request) override {
     if (w.local) return ProviderPath::get(w, result, bytes, request);
     const Peer& p = s_.peers[w.target];
+    if (!request && bytes <= StagedCopies::kLargest) {
+      puts_.drain(w.target, write_);  // a put staged before this get lands first
+      return gets_.get(w.target, p.base + w.at, result, bytes, read_);
+    }
     drain(w.target);
     [[maybe_unused]] const auto held = hold(w, bytes);
     cma::read(static_cast<pid_t>(p.pid), result, p.base + w.at, bytes);
@@ -171,28 +180,35 @@ class CrossMemoryPath final : public ProviderPath {
     const PublishedRegions::Range one{s_.peers[w.target].base + w.at, bytes};
     return reach_.hold(s_, w.target, std::span(&one, 1));
   }
-  void drain(int target) { staged_.drain(target, write_); }
+  // At most one of a target's two stages holds anything (staging one
+  // drains the other), so their order here does not matter.
+  void drain(int target) {
+    puts_.drain(target, write_);
+    gets_.drain(target, read_);
+  }
   void drain_all() {
     for (int t = 0; t < s_.nranks; ++t) drain(t);
   }
-  // A stage's copy: every piece in one process_vm_writev, each piece held
-  // where memory may go away.
-  void write_staged(int target, std::span<const cma::Piece> pieces) {
+  // A stage's copy: every piece in one process_vm_writev or readv, each
+  // piece held where memory may go away.
+  template <bool kWrite>
+  void copy_staged(int target, std::span<const cma::Piece> pieces) {
     std::vector<PublishedRegions::Range> ranges;
     if constexpr (!std::is_same_v<Reach, WholeWindow>) {
       ranges.reserve(pieces.size());
       for (const cma::Piece& q : pieces) ranges.push_back({q.remote, q.bytes});
     }
     [[maybe_unused]] const auto held = reach_.hold(s_, target, ranges);
-    cma::write(static_cast<pid_t>(s_.peers[target].pid), pieces);
+    const auto pid = static_cast<pid_t>(s_.peers[target].pid);
+    kWrite ? cma::write(pid, pieces) : cma::read(pid, pieces);
   }
 
   CrossMemoryAtomics atomics_;
   Reach reach_;
-  StagedPuts staged_;
-  std::function<void(int, std::span<const cma::Piece>)> write_ = [this](int t, std::span<const cma::Piece> p) {
-    write_staged(t, p);
-  };
+  StagedCopies puts_, gets_;
+  using Copy = std::function<void(int, std::span<const cma::Piece>)>;
+  Copy write_ = [this](int t, std::span<const cma::Piece> p) { copy_staged<true>(t, p); };
+  Copy read_ = [this](int t, std::span<const cma::Piece> p) { copy_staged<false>(t, p); };
 };
 
 template <class Reach>

@@ -124,6 +124,11 @@ class DataPath {
   virtual const std::string& description() const = 0;
   // True when every operation is complete at its target when its call returns.
   virtual bool completes_in_call() const = 0;
+  // True when a plain get (no request) may write its result after its call
+  // returns, at the next completion point: its caller must keep the result
+  // buffer until then. Where calls complete in place, one that stages
+  // small gets (the cross-memory path) says so here.
+  virtual bool holds_get_results() const { return !completes_in_call(); }
   // For Get_info: which accumulate orders are kept, and by whom.
   virtual std::string ordering() const = 0;
   // Whether operations this path posted may still be reported complete

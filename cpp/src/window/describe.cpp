@@ -81,6 +81,7 @@ Info Window::info() const { return impl_->info(); }
 const std::string& Window::path_name() const { return impl_->path->name(); }
 const std::string& Window::path_description() const { return impl_->path->description(); }
 bool Window::completes_in_call() const { return impl_->path->completes_in_call(); }
+bool Window::holds_get_results() const { return impl_->path->holds_get_results(); }
 bool Window::in_flight() const { return impl_ && impl_->path && impl_->path->in_flight(); }
 
 std::size_t Window::size_of(int target) const {

@@ -132,6 +132,7 @@ class Window(WindowCalls, WindowSurface, WindowSync, WindowNotify, _core.Window,
     _pending: dict[int, list[Any]]
     _attached: dict[int, Any]
     _holds: bool  # whether operations can outlive their call
+    _holds_results: bool  # whether a plain Get's result can be written after its call (_holds, or a staged Get)
 
     @classmethod
     def _make(cls, memory: Any, disp_unit: int, info: Any, comm: Any, flavor: int) -> "Window":
@@ -167,19 +168,25 @@ class Window(WindowCalls, WindowSurface, WindowSync, WindowNotify, _core.Window,
         self._attached = {}
         # Decided once: the path is fixed for the window's life.
         self._holds = not self._completes_in_call
+        self._holds_results = self._holds or self._holds_get_results
+        kept = self._pending if self._holds_results else None
         # The fast entries (cpp/bindings/fast_entries.hpp) as the instance's
         # Put, Get, ...: the common call with neither a Python frame nor
         # pybind11's dispatcher; anything else goes to the class's method,
         # the full parse. Where operations complete in their call they keep
         # the GIL and keep nothing; elsewhere they release it and keep the
-        # arrays in _pending until a completion point drops them.
-        for name, entry in zip(_core.FAST_CALLS, _core._fast_entries(self, self._pending if self._holds else None)):
+        # arrays in _pending until a completion point drops them. On the
+        # cross-memory path a small Get waits for the next completion point
+        # (it is staged), so its entry alone keeps its result.
+        held = None if self._holds else ("Get",)
+        for name, entry in zip(_core.FAST_CALLS, _core._fast_entries(self, kept, held)):
             setattr(self, name, entry)
         # Lock's direct form on every window (it releases the GIL only to
         # wait, and never touches _pending); Flush and Unlock's where nothing
-        # is ever in flight or kept: Flush is the core's fence, and Unlock's
-        # release in shared memory never waits.
-        lock, flush, unlock = _core._direct_sync_forms(self)
+        # is ever in flight: Flush is the core's fence (and copies what is
+        # staged), and Unlock's release in shared memory never waits; they
+        # drop what _pending keeps for their rank.
+        lock, flush, unlock = _core._direct_sync_forms(self, None if self._holds else kept)
         self.Lock = lock  # type: ignore[method-assign]
         if not self._holds:
             self.Flush = flush  # type: ignore[method-assign]
@@ -353,7 +360,9 @@ class Window(WindowCalls, WindowSurface, WindowSync, WindowNotify, _core.Window,
 
     def _keep(self, rank: int, *objs: Any) -> None:
         # Buffers must outlive the operation; drop them at completion. Where
-        # operations complete in their call there is nothing to keep.
-        if self._holds:
+        # operations complete in their call there is nothing to keep, but a
+        # staged Get's result (kept for every call of the full parse there:
+        # the completion points drop them all).
+        if self._holds_results:
             self._pending.setdefault(rank, []).extend(objs)
 NullWindow.window_class = Window  # what a null window refuses by name (see NullWindow.__getattr__)
