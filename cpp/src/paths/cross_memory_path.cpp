@@ -151,7 +151,7 @@ class CrossMemoryPath final : public ProviderPath {
     cma::read(static_cast<pid_t>(p.pid), spans(p.base + w.at, result, pieces));
   }
 
-  // Every completion point writes the staged puts first.
+  // Every completion point copies what is staged first.
   void flush(int target) override {
     drain(target);
     ProviderPath::flush(target);
@@ -180,8 +180,9 @@ class CrossMemoryPath final : public ProviderPath {
     const PublishedRegions::Range one{s_.peers[w.target].base + w.at, bytes};
     return reach_.hold(s_, w.target, std::span(&one, 1));
   }
-  // At most one of a target's two stages holds anything (staging one
-  // drains the other), so their order here does not matter.
+  // Staging into one of a target's two stages drains the other, so only
+  // two threads staging at once leave both full, and nothing orders their
+  // ops: the order here does not matter.
   void drain(int target) {
     puts_.drain(target, write_);
     gets_.drain(target, read_);
