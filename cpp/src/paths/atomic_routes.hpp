@@ -14,8 +14,15 @@ class NativeAtomics final : public AtomicRoute {
  public:
   NativeAtomics(WindowState& s, InFlightOps& ops, OrderKeeper* order) : s_(s), ops_(ops), order_(order) {}
   void apply(const Where& w, const AtomicCall& call, const Access& a, const RequestPtr& request) override;
+  // A fetching call whose layouts pair as one nest (DataPath::accumulate_nest):
+  // its chunks, cut at the plan's chunk size, in groups of at most the
+  // provider's atomic stretch limit and chunk size, each group one vectored
+  // atomic with one completion.
+  void apply_nest(const Where& w, const AtomicCall& bases, const Nest<3>& nest, const RequestPtr& request);
 
  private:
+  struct Group;
+  void post(const Where& w, const AtomicCall& bases, Group& g, const RequestPtr& request);
   WindowState& s_;
   InFlightOps& ops_;
   OrderKeeper* order_;  // null: the provider keeps every required order

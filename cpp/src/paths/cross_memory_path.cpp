@@ -111,6 +111,12 @@ class CrossMemoryPath final : public ProviderPath {
     atomics_.apply(w, call);
   }
 
+  // Chunk by chunk through accumulate() above, never the provider path's
+  // vectored atomics: a dtype's memory takes one path.
+  void accumulate_nest(const Where& w, const AtomicCall& c, const Nest<3>& nest, const RequestPtr& request) override {
+    DataPath::accumulate_nest(w, c, nest, request);
+  }
+
   void put(const Where& w, const void* origin, std::size_t bytes, const RequestPtr& request) override {
     if (w.local) return ProviderPath::put(w, origin, bytes, request);
     const Peer& p = s_.peers[w.target];

@@ -10,7 +10,8 @@
 //    as Gather messages the target answers, gathered_gets.hpp); a
 //    rank's put or get on its own window is a memmove. Accumulate-style ops
 //    take their dtype's route, fixed at creation: the provider's atomics
-//    (native_atomics.cpp) or the target's kernels (software_atomics.cpp).
+//    (native_atomics.cpp; a strided one as vectored atomics) or the
+//    target's kernels (software_atomics.cpp).
 //  - Locks: none held while posting; completion state is in InFlightOps.
 //  - Order: puts and gets are unordered; accumulate-style ops keep
 //    accumulate_ordering as their route says.
@@ -35,7 +36,9 @@ namespace onesided::detail {
 ProviderPath::ProviderPath(WindowState& s)
     : ProviderPath(s, "provider",
                    "libfabric RMA through provider " + s.provider +
-                       "; accumulate-style ops by the provider's atomics or in software at the target, per dtype") {}
+                       "; accumulate-style ops by the provider's atomics (a strided one " +
+                       std::to_string(s.endpoint->transport().max_atomic_stretches()) +
+                       " stretch(es) per operation) or in software at the target, per dtype") {}
 
 ProviderPath::ProviderPath(WindowState& s, std::string name, std::string description)
     : s_(s),
@@ -145,6 +148,14 @@ void ProviderPath::get_pieces(const Where& w, std::byte* result, std::span<const
 void ProviderPath::accumulate(const Where& w, const AtomicCall& call, const RequestPtr& request) {
   AtomicRoute* route = routes_[static_cast<std::size_t>(call.dtype)];
   route->apply(w, call, access_of(w, call, route == &native_), request);
+}
+
+void ProviderPath::accumulate_nest(const Where& w, const AtomicCall& c, const Nest<3>& nest,
+                                   const RequestPtr& request) {
+  const bool native = routes_[static_cast<std::size_t>(c.dtype)] == &native_;
+  if (native && AtomicPlan::kind_of(c.function, c.op) == AtomicKind::Fetch)
+    return native_.apply_nest(w, c, nest, request);
+  DataPath::accumulate_nest(w, c, nest, request);
 }
 
 std::unique_ptr<DataPath> provider_path(WindowState& state, SoftwareAtomics*& software) {

@@ -30,6 +30,9 @@ class ProviderPath : public DataPath {
   void get_pieces(const Where& w, std::byte* result, std::span<const Piece> pieces,
                   const RequestPtr& request) override;
   void accumulate(const Where& w, const AtomicCall& call, const RequestPtr& request) override;
+  // A strided fetching call of a native dtype as vectored atomics (up to the
+  // provider's atomic stretch limit each); anything else chunk by chunk.
+  void accumulate_nest(const Where& w, const AtomicCall& c, const Nest<3>& nest, const RequestPtr& request) override;
   void flush(int target) override { ops_.flush(target); }
   void flush_all() override { ops_.flush_all(); }
   void complete_when_drained(int target, const RequestPtr& request) override {

@@ -33,6 +33,7 @@
 #include "transport/fabric_choice.hpp"
 #include "transport/fabric_library.hpp"
 #include "transport/fabric_names.hpp"
+#include "transport/loopback_atomics.hpp"
 #include "transport/transport.hpp"
 
 namespace onesided::detail {
@@ -129,7 +130,16 @@ class FabricTransport final : public Transport {
                    "libfabric's rxd); software atomics";
       atomics_ = false;
     }
-    if (atomics_) check_loopback_atomics();
+    if (atomics_) {
+      no_native_ = loopback_atomics_fault(*this, provider_);
+      atomics_ = no_native_.empty();
+    }
+    if (atomics_ && max_stretches_ > 1) {
+      // Vectored atomics take the same stretch limit as vectored writes;
+      // a provider that fails them keeps its scalar atomics.
+      max_atomic_stretches_ = max_stretches_;
+      if (!loopback_stretches_faithful(*this)) max_atomic_stretches_ = 1;
+    }
     max_message_ = std::min<std::size_t>(kMessageCap, info_->ep_attr->max_msg_size);
     max_message_ -= sizeof(Envelope);
     for (std::size_t i = 0; i < kReceiveBuffers; ++i) {
@@ -316,6 +326,41 @@ class FabricTransport final : public Transport {
     }
   }
 
+  std::size_t max_atomic_stretches() const override { return max_atomic_stretches_; }
+
+  void fetch_atomic_stretches(PeerAddr peer, Op op, Dtype dtype, std::span<const AtomicStretch> stretches,
+                              RemoteRegion region, Completion* done) override {
+    const auto fop = fabric_op(op);
+    const auto fdt = fabric_datatype(dtype);
+    if (!fop || !fdt) raise(ErrorCategory::Internal, "no native form for this atomic");
+    if (stretches.empty() || stretches.size() > max_atomic_stretches_)
+      raise(ErrorCategory::Internal, "fi_fetch_atomicmsg: " + std::to_string(stretches.size()) +
+                                         " stretches, the provider takes 1 to " +
+                                         std::to_string(max_atomic_stretches_));
+    auto* ctx = rma_context(done);
+    std::vector<fi_ioc> in, out;
+    std::vector<fi_rma_ioc> rma;
+    for (const AtomicStretch& st : stretches) {
+      // FI_ATOMIC_READ ignores buf, but not every provider tolerates null.
+      in.push_back({const_cast<std::byte*>(st.origin ? st.origin : st.result), st.count});
+      out.push_back({st.result, st.count});
+      rma.push_back({region.addr + st.offset, st.count, region.key});
+    }
+    post("fi_fetch_atomicmsg", [=, this, dt = *fdt, o = *fop, in = std::move(in), out = std::move(out),
+                                rma = std::move(rma)]() mutable {
+      fi_msg_atomic msg{};
+      msg.msg_iov = in.data();
+      msg.iov_count = in.size();
+      msg.addr = peer;
+      msg.rma_iov = rma.data();
+      msg.rma_iov_count = rma.size();
+      msg.datatype = dt;
+      msg.op = o;
+      msg.context = ctx;
+      return fi_fetch_atomicmsg(ep_, &msg, out.data(), nullptr, out.size(), FI_COMPLETION);
+    });
+  }
+
   void set_message_handler(MessageHandler handler) override { handler_ = std::move(handler); }
 
   std::size_t progress(bool wait_turn) override {
@@ -471,46 +516,6 @@ class FabricTransport final : public Transport {
     std::map<std::uint64_t, std::vector<std::byte>> early;
   };
 
-  // A window's native atomics include those a rank applies to its own
-  // memory, through the provider like everyone else's. Capabilities are
-  // checked, not assumed: a provider whose loopback atomics do not complete
-  // with the right result gets no native atomics at all.
-  void check_loopback_atomics() {
-    std::int64_t cell = 0, got = -1;
-    const std::int64_t one = 1;
-    auto region = register_region(&cell, sizeof cell);
-    const PeerAddr self = insert_peer(address());
-    struct Flag final : Completion {
-      bool done = false;
-      std::string error;
-      void complete(const char* e) override {
-        if (e) error = e;
-        done = true;
-      }
-    };
-    for (std::int64_t i = 0; i < 8; ++i) {
-      Flag flag;
-      try {
-        atomic(self, AtomicKind::Fetch, Op::Sum, Dtype::Int64, &one, nullptr, &got, 1,
-               region->remote(), 0, &flag);
-        for (long spins = 0; !flag.done && spins < 100'000'000; ++spins) progress(false);
-      } catch (const Error& e) {
-        flag.error = e.what();
-      }
-      if (!flag.done || !flag.error.empty() || got != i || cell != i + 1) {
-        no_native_ = "provider " + provider_ +
-                     " does not complete atomics a rank applies to its own memory faithfully "
-                     "(a loopback fetch-and-add returned " + std::to_string(got) + ", expected " +
-                     std::to_string(i) + ")";
-        if (!flag.done) no_native_ = "provider " + provider_ + " never completed a loopback atomic";
-        atomics_ = false;
-        // Drain what may still arrive for the abandoned flag before it goes.
-        for (int k = 0; k < 1000; ++k) progress(false);
-        return;
-      }
-    }
-  }
-
   fi_info* info_ = nullptr;
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;
@@ -520,6 +525,7 @@ class FabricTransport final : public Transport {
   std::string provider_;
   std::size_t inject_size_ = 0;
   std::size_t max_stretches_ = 1;
+  std::size_t max_atomic_stretches_ = 1;
   bool atomics_ = false;
   std::string no_native_;  // why native atomics are unavailable, if they are
   AtomicOrder order_;

@@ -92,6 +92,22 @@ class Transport {
   virtual void atomic(PeerAddr peer, AtomicKind kind, Op op, Dtype dtype, const void* origin,
                       const void* compare, void* result, std::size_t count, RemoteRegion region,
                       std::uint64_t offset, Completion* done) = 0;
+  // A fetching native atomic over several stretches of the target (a
+  // strided accumulate), as one operation with one completion: for each
+  // stretch, `count` elements at `offset` in the region take `origin`'s
+  // (null for NoOp), their old values going to `result`. At most
+  // max_atomic_stretches() stretches, and in all at most native_count()
+  // elements. max_atomic_stretches() is 1 when the provider's vectored
+  // atomics were not found faithful (checked at open, like the scalar ones).
+  struct AtomicStretch {
+    const std::byte* origin;
+    std::byte* result;
+    std::uint64_t offset;
+    std::size_t count;
+  };
+  virtual std::size_t max_atomic_stretches() const = 0;
+  virtual void fetch_atomic_stretches(PeerAddr peer, Op op, Dtype dtype, std::span<const AtomicStretch> stretches,
+                                      RemoteRegion region, Completion* done) = 0;
   virtual std::size_t max_message_size() const = 0;
   // The largest message that leaves at once (the provider copies it; no
   // rendezvous with the receiver's progress), 0 when there is none: what a
