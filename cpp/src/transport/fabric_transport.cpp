@@ -422,15 +422,20 @@ class FabricTransport final : public Transport {
     any_deferred_.store(true, std::memory_order_relaxed);
   }
 
+  // Receives first (see post_receive), then the other posts in issue order.
   void drain_deferred() {
+    while (!deferred_receives_.empty() && try_receive(deferred_receives_.front())) deferred_receives_.pop_front();
     while (!deferred_.empty()) {
       ssize_t ret = deferred_.front().attempt();
-      if (ret == -FI_EAGAIN) return;
+      if (ret == -FI_EAGAIN) break;
       const char* call = deferred_.front().call;
       deferred_.pop_front();
-      if (deferred_.empty()) any_deferred_.store(false, std::memory_order_relaxed);
-      if (ret != 0) fail(call, ret);
+      if (ret != 0) {
+        any_deferred_.store(!deferred_.empty() || !deferred_receives_.empty(), std::memory_order_relaxed);
+        fail(call, ret);
+      }
     }
+    any_deferred_.store(!deferred_.empty() || !deferred_receives_.empty(), std::memory_order_relaxed);
   }
 
   // One fi_writemsg/fi_readmsg over several stretches: the iovecs are
@@ -460,10 +465,23 @@ class FabricTransport final : public Transport {
     });
   }
 
+  // A receive never waits behind deferred sends: a send deferred because
+  // the peer's queue is full waits for the peer to take messages, which
+  // shm does only into posted receives, while the peer's own sends may wait
+  // for ours (both sides' receives used up, each side's reposts behind its
+  // sends: a deadlock, seen with a few thousand software atomics in flight).
   void post_receive(MessageContext* ctx) {
-    post("fi_recv", [this, ctx] {
-      return fi_recv(ep_, ctx->payload.data(), ctx->payload.size(), nullptr, FI_ADDR_UNSPEC, ctx);
-    });
+    std::lock_guard lk(fi_mutex_);
+    if (deferred_receives_.empty() && try_receive(ctx)) return;
+    deferred_receives_.push_back(ctx);
+    any_deferred_.store(true, std::memory_order_relaxed);
+  }
+  // fi_recv; false when the provider says FI_EAGAIN. Called under fi_mutex_.
+  bool try_receive(MessageContext* ctx) {
+    const ssize_t ret = fi_recv(ep_, ctx->payload.data(), ctx->payload.size(), nullptr, FI_ADDR_UNSPEC, ctx);
+    if (ret == -FI_EAGAIN) return false;
+    if (ret != 0) fail("fi_recv", ret);
+    return true;
   }
 
   void dispatch(OpContext* ctx, std::size_t len, const char* error) {
@@ -536,7 +554,8 @@ class FabricTransport final : public Transport {
   mutable std::mutex fi_mutex_;  // serialises every fi_* call
   std::mutex progress_mutex_;  // one dispatcher at a time keeps message order
   std::deque<Deferred> deferred_;  // guarded by fi_mutex_
-  std::atomic<bool> any_deferred_{false};  // !deferred_.empty(), written under fi_mutex_, read without
+  std::deque<MessageContext*> deferred_receives_;  // receives the provider refused for now; under fi_mutex_
+  std::atomic<bool> any_deferred_{false};  // either queue non-empty, written under fi_mutex_, read without
   std::vector<std::unique_ptr<MessageContext>> receives_;  // posted receive buffers
   const std::uint64_t sender_id_ = std::random_device{}() ^ (std::uint64_t(::getpid()) << 32);
   std::unordered_map<PeerAddr, std::uint64_t> next_seq_;  // guarded by fi_mutex_
