@@ -1,8 +1,10 @@
 """Rank programs for tests/test_vectored_atomics.py: a strided
-accumulate-style call of a native dtype on the provider path goes as
+accumulate-style call on the provider path. Of a native dtype it goes as
 vectored atomics, several stretches of the target per fi_fetch_atomicmsg
-(paths/native_atomics.cpp). Rank 0 is the origin, rank 1 the target, on an
-`Allocate` window with the shared-memory path off.
+(paths/native_atomics.cpp); of a software dtype, in short chunks, as
+AtomicRuns messages of many pieces each (paths/software_atomic_runs.cpp).
+Rank 0 is the origin, rank 1 the target, on an `Allocate` window with the
+shared-memory path off.
 
 Each case applies one call through a target layout whose stretches are
 single elements, runs of three, or runs longer than one native atomic
@@ -13,12 +15,17 @@ values, with the same call applied by numpy: every element in the layout
 changed as the op says, every element between stretches kept, every old
 value in its place in the result.
 
-Usage: vectored_atomics.py. Rank 0 prints "PASS vectored stretches=N
-cases=M", N the stretches per operation the window reports."""
+Usage: vectored_atomics.py ROUTE, ROUTE one of native (the window's
+default: every dtype here is native on shm and tcp), software
+(onesided_atomics=software) and granular (software, with
+mpi_accumulate_granularity 16: the target's lock is taken per two
+float64s). Rank 0 prints "PASS ROUTE stretches=N cases=M", N the
+stretches per operation the window reports."""
 
 from __future__ import annotations
 
 import re
+import sys
 from typing import Callable
 
 import numpy as np
@@ -55,10 +62,22 @@ def positions(shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> 
     return idx.ravel()
 
 
+ROUTE = sys.argv[1]
+INFO = {
+    "native": {},
+    "software": {"onesided_atomics": "software"},
+    "granular": {"onesided_atomics": "software", "mpi_accumulate_granularity": "16"},
+}[ROUTE]
+
+
 def check(dtype: type) -> tuple[int, int]:
-    win = Window.Allocate(N * np.dtype(dtype).itemsize, np.dtype(dtype).itemsize, info=harness.info(), comm=comm)
+    size = np.dtype(dtype).itemsize
+    win = Window.Allocate(N * size, size, info=harness.info(**INFO), comm=comm)
     harness.check_provider(win)
-    assert win.Get_info()["onesided_path"] == "provider", win.Get_info()["onesided_path"]
+    info = win.Get_info()
+    assert info["onesided_path"] == "provider", info["onesided_path"]
+    # "mixed" by default: the pair dtypes (MINLOC/MAXLOC) are software everywhere.
+    assert (info["atomics"] == "software") == (ROUTE != "native"), info["atomics"]
     mem = np.frombuffer(win.tomemory(), dtype)
     cases = 0
     for name, shape, strides, offset in LAYOUTS:
@@ -109,4 +128,4 @@ for dtype in (np.float64, np.int32):
     stretches, n = check(dtype)
     cases += n
 if rank == 0:
-    print(f"PASS vectored stretches={stretches} cases={cases}", flush=True)
+    print(f"PASS {ROUTE} stretches={stretches} cases={cases}", flush=True)

@@ -17,13 +17,26 @@ std::size_t piece_message_room(const Transport& t) {
   return (eager >= kEagerEnough ? eager : t.max_message_size()) - sizeof(Header);
 }
 
+namespace {
+
+// Room in a message for several pieces of the longest short size.
+bool room_for_short_pieces(const Transport& t) {
+  return piece_message_room(t) >= 4 * (sizeof(PieceRun) + kShortPiece);
+}
+
+}  // namespace
+
 bool pieces_suit_messages(const Transport& t, std::span<const Piece> pieces, std::size_t stretches) {
   if (pieces.size() <= stretches) return false;  // one vectored RMA already
   // Every piece short, so any one fits a message with room to spare.
-  if (piece_message_room(t) < 4 * (sizeof(PieceRun) + kShortPiece)) return false;
+  if (!room_for_short_pieces(t)) return false;
   for (const Piece& p : pieces)
     if (p.bytes > kShortPiece) return false;
   return true;
+}
+
+bool chunks_suit_messages(const Transport& t, std::uint64_t chunk, std::uint64_t chunks) {
+  return chunks > 1 && chunk > 0 && chunk <= kShortPiece && room_for_short_pieces(t);
 }
 
 }  // namespace onesided::detail

@@ -39,6 +39,9 @@ std::size_t piece_message_room(const Transport& t);
 // most `stretches` each: more than one RMA's worth, every piece short
 // (decided per batch, from its shape only).
 bool pieces_suit_messages(const Transport& t, std::span<const Piece> pieces, std::size_t stretches);
+// Whether `chunks` chunks of `chunk` bytes each (a nest's) are better moved
+// by messages than one by one: more than one, each short.
+bool chunks_suit_messages(const Transport& t, std::uint64_t chunk, std::uint64_t chunks);
 
 // Plans pieces [first, end) into `runs` (cleared first) and returns end:
 // as many pieces as `fits(runs, data bytes)` allows, at least one (the

@@ -11,7 +11,8 @@
 //    rank's put or get on its own window is a memmove. Accumulate-style ops
 //    take their dtype's route, fixed at creation: the provider's atomics
 //    (native_atomics.cpp; a strided one as vectored atomics) or the
-//    target's kernels (software_atomics.cpp).
+//    target's kernels (software_atomics.cpp; a strided one of short
+//    chunks as piece runs, software_atomic_runs.cpp).
 //  - Locks: none held while posting; completion state is in InFlightOps.
 //  - Order: puts and gets are unordered; accumulate-style ops keep
 //    accumulate_ordering as their route says.
@@ -152,9 +153,12 @@ void ProviderPath::accumulate(const Where& w, const AtomicCall& call, const Requ
 
 void ProviderPath::accumulate_nest(const Where& w, const AtomicCall& c, const Nest<3>& nest,
                                    const RequestPtr& request) {
-  const bool native = routes_[static_cast<std::size_t>(c.dtype)] == &native_;
-  if (native && AtomicPlan::kind_of(c.function, c.op) == AtomicKind::Fetch)
-    return native_.apply_nest(w, c, nest, request);
+  if (routes_[static_cast<std::size_t>(c.dtype)] == &native_) {
+    if (AtomicPlan::kind_of(c.function, c.op) == AtomicKind::Fetch) return native_.apply_nest(w, c, nest, request);
+  } else if (!w.local && SoftwareAtomics::runs_suit(s_.endpoint->transport(), c, nest)) {
+    software_.apply_nest(w, c, nest, request);
+    return s_.ring(w.target);
+  }
   DataPath::accumulate_nest(w, c, nest, request);
 }
 

@@ -31,7 +31,8 @@ class ProviderPath : public DataPath {
                   const RequestPtr& request) override;
   void accumulate(const Where& w, const AtomicCall& call, const RequestPtr& request) override;
   // A strided fetching call of a native dtype as vectored atomics (up to the
-  // provider's atomic stretch limit each); anything else chunk by chunk.
+  // provider's atomic stretch limit each), one of a software dtype in short
+  // chunks as AtomicRuns messages; anything else chunk by chunk.
   void accumulate_nest(const Where& w, const AtomicCall& c, const Nest<3>& nest, const RequestPtr& request) override;
   void flush(int target) override { ops_.flush(target); }
   void flush_all() override { ops_.flush_all(); }

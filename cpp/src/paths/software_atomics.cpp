@@ -63,7 +63,6 @@ void SoftwareAtomics::apply(const Where& w, const AtomicCall& c, const Access& a
 }
 
 void SoftwareAtomics::serve_at(const Header& h, const std::byte* payload, std::size_t len, std::byte* target) {
-  const int origin = static_cast<int>(h.origin);
   const bool known = static_cast<std::size_t>(h.op) < kNumOps && static_cast<std::size_t>(h.dtype) < kNumDtypes;
   const std::size_t bytes = known ? std::size_t{h.count} * dtype_info(h.dtype).size : 0;
   const int operands = known ? op_info(h.op).operands : 0;
@@ -75,11 +74,17 @@ void SoftwareAtomics::serve_at(const Header& h, const std::byte* payload, std::s
     error = "malformed atomic request";
   else if (!target)
     error = "target range outside the window (checked at the target)";
-  if (!error.empty())
-    return s_.send(origin, s_.header(MsgKind::AtomicDone, origin, h.token, kFailed), error.data(), error.size());
+  if (!error.empty()) return answer(h, {}, error);
   std::vector<std::byte> old(fetch ? bytes : 0);
   apply_locked(h.op, h.dtype, target, operands >= 1 ? payload : nullptr, operands >= 2 ? payload + bytes : nullptr,
                fetch ? old.data() : nullptr, h.count);
+  answer(h, old, {});
+}
+
+void SoftwareAtomics::answer(const Header& h, std::span<const std::byte> old, const std::string& error) {
+  const int origin = static_cast<int>(h.origin);
+  if (!error.empty())
+    return s_.send(origin, s_.header(MsgKind::AtomicDone, origin, h.token, kFailed), error.data(), error.size());
   s_.send(origin, s_.header(MsgKind::AtomicDone, origin, h.token), old.data(), old.size());
 }
 

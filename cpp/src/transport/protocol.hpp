@@ -29,6 +29,8 @@ enum class MsgKind : std::uint8_t {
   ScatterDone,  // target -> origin: the pieces are written (token echoed)
   Gather,       // origin -> target: send me these pieces (paths/gathered_gets.hpp)
   GatherDone,   // target -> origin: payload = the pieces' bytes in order
+  AtomicRuns,   // origin -> target: apply op to these pieces (paths/software_atomic_runs.cpp);
+                // answered with AtomicDone, the old values in piece order when Fetch is set
 };
 
 enum MsgFlags : std::uint8_t {
@@ -44,7 +46,7 @@ struct Header {
   std::uint8_t flags;
   std::uint32_t window;  // the receiver's window id
   std::uint32_t origin;  // the sender's rank in the window's group
-  std::uint32_t count;   // elements (Atomic); the counter's index (Notify); runs (Scatter, Gather)
+  std::uint32_t count;   // elements (Atomic); the counter's index (Notify); runs (Scatter, Gather, AtomicRuns)
   std::uint64_t offset;  // byte offset in the target's window; on a dynamic window, the address (Atomic)
   std::uint64_t token;   // sender's cookie, echoed in the reply
 };

@@ -20,6 +20,11 @@ void Window::Impl::on_message(const Header& h, const std::byte* payload, std::si
         return addressing->local(at, bytes);
       });
       return;
+    case MsgKind::AtomicRuns:
+      if (software) software->serve_runs(h, payload, len, [&](std::uint64_t at, std::size_t bytes) {
+        return addressing->local(at, bytes);
+      });
+      return;
     case MsgKind::Scatter:
       return ScatteredPuts::serve(s, h, payload, len,
                                   [&](std::uint64_t at, std::size_t bytes) { return addressing->local(at, bytes); });
