@@ -333,10 +333,7 @@ class FabricTransport final : public Transport {
     const auto fop = fabric_op(op);
     const auto fdt = fabric_datatype(dtype);
     if (!fop || !fdt) raise(ErrorCategory::Internal, "no native form for this atomic");
-    if (stretches.empty() || stretches.size() > max_atomic_stretches_)
-      raise(ErrorCategory::Internal, "fi_fetch_atomicmsg: " + std::to_string(stretches.size()) +
-                                         " stretches, the provider takes 1 to " +
-                                         std::to_string(max_atomic_stretches_));
+    check_stretch_count("fi_fetch_atomicmsg", stretches.size(), max_atomic_stretches_);
     auto* ctx = rma_context(done);
     std::vector<fi_ioc> in, out;
     std::vector<fi_rma_ioc> rma;
@@ -348,15 +345,14 @@ class FabricTransport final : public Transport {
     }
     post("fi_fetch_atomicmsg", [=, this, dt = *fdt, o = *fop, in = std::move(in), out = std::move(out),
                                 rma = std::move(rma)]() mutable {
-      fi_msg_atomic msg{};
-      msg.msg_iov = in.data();
-      msg.iov_count = in.size();
-      msg.addr = peer;
-      msg.rma_iov = rma.data();
-      msg.rma_iov_count = rma.size();
-      msg.datatype = dt;
-      msg.op = o;
-      msg.context = ctx;
+      const fi_msg_atomic msg{.msg_iov = in.data(),
+                              .iov_count = in.size(),
+                              .addr = peer,
+                              .rma_iov = rma.data(),
+                              .rma_iov_count = rma.size(),
+                              .datatype = dt,
+                              .op = o,
+                              .context = ctx};
       return fi_fetch_atomicmsg(ep_, &msg, out.data(), nullptr, out.size(), FI_COMPLETION);
     });
   }
@@ -438,14 +434,19 @@ class FabricTransport final : public Transport {
     any_deferred_.store(!deferred_.empty() || !deferred_receives_.empty(), std::memory_order_relaxed);
   }
 
+  // A vectored post takes 1 to `limit` stretches; callers plan them so.
+  static void check_stretch_count(const char* call, std::size_t n, std::size_t limit) {
+    if (n == 0 || n > limit)
+      raise(ErrorCategory::Internal, std::string(call) + ": " + std::to_string(n) +
+                                         " stretches, the provider takes 1 to " + std::to_string(limit));
+  }
+
   // One fi_writemsg/fi_readmsg over several stretches: the iovecs are
   // owned by the attempt, which may run later (deferred on FI_EAGAIN).
   template <class Call>
   void post_stretches(const char* call, PeerAddr peer, std::span<const Stretch> stretches, RemoteRegion region,
                       Completion* done, Call&& issue) {
-    if (stretches.empty() || stretches.size() > max_stretches_)
-      raise(ErrorCategory::Internal, std::string(call) + ": " + std::to_string(stretches.size()) +
-                                         " stretches, the provider takes 1 to " + std::to_string(max_stretches_));
+    check_stretch_count(call, stretches.size(), max_stretches_);
     auto* ctx = rma_context(done);
     std::vector<iovec> iov;
     std::vector<fi_rma_iov> rma;
