@@ -95,12 +95,15 @@ def check(dtype: type) -> tuple[int, int]:
                     # every other of the result (a stretch is one element).
                     origin = np.zeros(step * count, dtype)
                     origin[::step] = (np.arange(count) * 7) % 300
+                    # (A contiguous result starts 5 elements in, by a
+                    # layout's offset: the core gets the buffer's start.)
                     result = np.full(2 * count, -1, dtype)
-                    fetched = result[: count] if step == 1 else result[::2]
+                    fetched = result[5 : 5 + count] if step == 1 else result[::2]
+                    spec = [result, 1, Layout((count,), (1,), 5, dtype=dtype)] if step == 1 else fetched
                     layout = Layout(shape, strides, offset, dtype=dtype)
                     win.Lock(1)
                     if fetch:
-                        win.Get_accumulate(origin[::step], fetched, 1, (0, 1, layout), op)
+                        win.Get_accumulate(origin[::step], spec, 1, (0, 1, layout), op)
                     else:
                         win.Accumulate(origin[::step], 1, (0, 1, layout), op)
                     win.Flush(1)
@@ -114,7 +117,7 @@ def check(dtype: type) -> tuple[int, int]:
                     assert np.array_equal(after, expected), (what, np.flatnonzero(after != expected)[:8])
                     if fetch:
                         assert np.array_equal(fetched, old), (what, "old values")
-                        rest = result[count:] if step == 1 else result[1::2]
+                        rest = np.concatenate([result[:5], result[5 + count :]]) if step == 1 else result[1::2]
                         assert (rest == -1).all(), (what, "result written outside its elements")
                     cases += 1
                 comm.Barrier()

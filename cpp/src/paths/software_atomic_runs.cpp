@@ -61,7 +61,8 @@ void SoftwareAtomics::apply_nest(const Where& w, const AtomicCall& bases, const 
   batch.reserve(kBatch);
   std::vector<PieceRun> runs;
   std::vector<std::byte> message(room);
-  std::size_t fetched = 0;  // bytes of the result already asked for
+  // The result's chunks follow each other from the nest's start (runs_suit).
+  std::byte* fetch_to = result ? result + nest.start[1] : nullptr;
   auto send = [&] {
     for (std::size_t first = 0, data = 0; first < batch.size();) {
       const std::size_t end = plan_runs(std::span<const Piece>(batch), first, runs, data,
@@ -82,7 +83,7 @@ void SoftwareAtomics::apply_nest(const Where& w, const AtomicCall& bases, const 
       const Access part{lo, hi, result != nullptr, bases.op != Op::NoOp, Channel::Messages};
       if (order_) order_->wait_for_earlier(w.target, part);
       InFlightOps::Op* pending = ops_.begin(w.target, request);
-      pending->result = result ? result + fetched : nullptr;
+      pending->result = fetch_to;
       pending->bytes = result ? data : 0;
       if (order_) order_->record(w.target, pending->token, part);
       Header h = s_.header(MsgKind::AtomicRuns, w.target, reinterpret_cast<std::uint64_t>(pending),
@@ -94,7 +95,7 @@ void SoftwareAtomics::apply_nest(const Where& w, const AtomicCall& bases, const 
       InFlightOps::submit(pending, [&](InFlightOps::Op*) {
         s_.send(w.target, h, message.data(), head + (operand ? data : 0));
       });
-      fetched += data;
+      if (fetch_to) fetch_to += data;
       first = end;
     }
     batch.clear();
