@@ -131,14 +131,15 @@ class FabricTransport final : public Transport {
       atomics_ = false;
     }
     if (atomics_) {
-      no_native_ = loopback_atomics_fault(*this, provider_);
+      const PeerAddr self = insert_peer(address());
+      no_native_ = loopback_atomics_fault(*this, self, provider_);
       atomics_ = no_native_.empty();
-    }
-    if (atomics_ && max_stretches_ > 1) {
-      // Vectored atomics take the same stretch limit as vectored writes;
-      // a provider that fails them keeps its scalar atomics.
-      max_atomic_stretches_ = max_stretches_;
-      if (!loopback_stretches_faithful(*this)) max_atomic_stretches_ = 1;
+      if (atomics_ && max_stretches_ > 1) {
+        // Vectored atomics take the same stretch limit as vectored writes;
+        // a provider that fails them keeps its scalar atomics.
+        max_atomic_stretches_ = max_stretches_;
+        if (!loopback_stretches_faithful(*this, self)) max_atomic_stretches_ = 1;
+      }
     }
     max_message_ = std::min<std::size_t>(kMessageCap, info_->ep_attr->max_msg_size);
     max_message_ -= sizeof(Envelope);

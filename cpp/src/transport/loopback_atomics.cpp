@@ -37,11 +37,10 @@ void drain(Transport& t) {
 
 }  // namespace
 
-std::string loopback_atomics_fault(Transport& t, const std::string& provider) {
+std::string loopback_atomics_fault(Transport& t, PeerAddr self, const std::string& provider) {
   std::int64_t cell = 0, got = -1;
   const std::int64_t one = 1;
   auto region = t.register_region(&cell, sizeof cell);
-  const PeerAddr self = t.insert_peer(t.address());
   for (std::int64_t i = 0; i < 8; ++i) {
     Flag flag;
     run(t, flag, [&] {
@@ -57,11 +56,10 @@ std::string loopback_atomics_fault(Transport& t, const std::string& provider) {
   return {};
 }
 
-bool loopback_stretches_faithful(Transport& t) {
+bool loopback_stretches_faithful(Transport& t, PeerAddr self) {
   std::array<std::int64_t, 3> cells{10, 20, 30}, got{-1, -1, -1};
   const std::array<std::int64_t, 2> add{1, 2};
   auto region = t.register_region(cells.data(), sizeof cells);
-  const PeerAddr self = t.insert_peer(t.address());
   auto bytes = [](auto* p) { return reinterpret_cast<std::byte*>(const_cast<std::int64_t*>(p)); };
   const std::array<Transport::AtomicStretch, 2> two{{
       {bytes(&add[0]), bytes(&got[0]), 0, 1},
