@@ -3,8 +3,8 @@ a column of a rows x 64 float64 array (figure 3b's shape) into the
 neighbour's window under Lock, + Flush. Accumulate SUM, and Get_accumulate
 SUM into a contiguous result and into a strided one (every other element).
 On the native route a strided call goes as vectored atomics; on the
-software route (onesided_atomics=software) as piece-run messages when the
-result is contiguous or absent, else one message per element
+software route (onesided_atomics=software) as piece-run messages, the old
+values placed into the result's elements, contiguous or strided
 (docs/atomics.md, "Strided atomics").
 
 Usage: ONESIDED_SHARED_MEMORY=off python -m onesided run -n 2

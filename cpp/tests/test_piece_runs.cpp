@@ -121,3 +121,23 @@ TEST(PieceRuns, CheckedRunsRefusesWhatLeavesTheWindowOrTheMessage) {
   EXPECT_NE(error_of({{0, huge, 8, 3}}, 0, 1 << 20, 1), "");                      // a step that overflows
   EXPECT_NE(error_of({{0, 8, 8, 1}}, std::numeric_limits<std::uint64_t>::max() - 4, 1 << 20, 1), "");
 }
+
+// The origin's side of a reply: a GatherPlan writes each piece's bytes at
+// its own offset, in order, and a piece continuing the last one is merged
+// (a contiguous result is one memcpy).
+TEST(PieceRuns, GatherPlanPlacesEachPieceAtItsOffset) {
+  std::vector<std::uint8_t> result(16, 0xEE);
+  GatherPlan plan{reinterpret_cast<std::byte*>(result.data()), {}};
+  plan.add(0, 100, 2);
+  plan.add(2, 300, 2);  // continues the first piece: merged
+  plan.add(8, 200, 3);  // a gap: a piece of its own
+  plan.add(14, 0, 1);
+  ASSERT_EQ(plan.pieces.size(), 3u);
+  EXPECT_EQ(plan.pieces[0].bytes, 4u);
+  EXPECT_EQ(plan.bytes, 8u);
+  const std::uint8_t reply[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  plan.place(reinterpret_cast<const std::byte*>(reply));
+  const std::vector<std::uint8_t> expected = {1, 2, 3, 4, 0xEE, 0xEE, 0xEE, 0xEE,
+                                              5, 6, 7, 0xEE, 0xEE, 0xEE, 8, 0xEE};
+  EXPECT_EQ(result, expected);
+}

@@ -41,9 +41,10 @@ class SoftwareAtomics final : public AtomicRoute {
   SoftwareAtomics(WindowState& s, InFlightOps& ops, OrderKeeper* order) : s_(s), ops_(ops), order_(order) {}
   void apply(const Where& w, const AtomicCall& call, const Access& a, const RequestPtr& request) override;
 
-  // A call whose layouts pair as one nest of short chunks, with no result
-  // or a contiguous one (runs_suit): its pieces as AtomicRuns messages,
-  // many pieces each (software_atomic_runs.cpp).
+  // A call of at most one operand whose layouts pair as one nest of short
+  // chunks (runs_suit): its pieces as AtomicRuns messages, many pieces
+  // each, the old values placed into the result's pieces on the reply
+  // (software_atomic_runs.cpp).
   static bool runs_suit(const Transport& t, const AtomicCall& bases, const Nest<3>& nest);
   void apply_nest(const Where& w, const AtomicCall& bases, const Nest<3>& nest, const RequestPtr& request);
 

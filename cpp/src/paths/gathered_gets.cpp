@@ -16,10 +16,10 @@ void GatheredGets::get(const Where& w, std::byte* result, std::span<const Piece>
     const std::size_t end = plan_runs(pieces, first, runs, data, [&](std::size_t n, std::size_t bytes) {
       return n * sizeof(PieceRun) <= room && bytes <= room;
     });
-    auto plan = std::make_shared<GatherPlan>(GatherPlan{result, {pieces.begin() + first, pieces.begin() + end}});
+    auto plan = std::make_shared<GatherPlan>(GatherPlan{result, {pieces.begin() + first, pieces.begin() + end}, data});
     InFlightOps::Op* pending = ops_.begin(w.target, request);
     pending->result = plan.get();
-    pending->bytes = data;
+    pending->gathered = true;
     pending->keep = std::move(plan);
     Header h = s_.header(MsgKind::Gather, w.target, reinterpret_cast<std::uint64_t>(pending));
     h.count = static_cast<std::uint32_t>(runs.size());
@@ -46,12 +46,9 @@ void GatheredGets::on_reply(const Header& h, const std::byte* payload, std::size
   }
   // The target sent exactly the bytes asked for; anything else is refused
   // rather than written short or past the pieces.
-  if (len != pending->bytes) return pending->complete("gathered get: the reply's size is not the pieces'");
   const auto* plan = static_cast<const GatherPlan*>(pending->result);
-  for (const Piece& p : plan->pieces) {
-    std::memcpy(plan->result + p.origin, payload, p.bytes);
-    payload += p.bytes;
-  }
+  if (len != plan->bytes) return pending->complete("gathered get: the reply's size is not the pieces'");
+  plan->place(payload);
   pending->complete(nullptr);
 }
 

@@ -57,13 +57,6 @@ class GatheredGets {
   InFlightOps& ops_;
 };
 
-// Where one message's pieces go at the origin: kept with its operation
-// (InFlightOps::Op::keep) until the reply is written.
-struct GatherPlan {
-  std::byte* result;
-  std::vector<Piece> pieces;
-};
-
 template <class Local>
 void GatheredGets::serve(const WindowState& s, const Header& h, const std::byte* payload, std::size_t len,
                          Local&& local) {

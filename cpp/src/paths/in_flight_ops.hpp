@@ -87,8 +87,12 @@ class InFlightOps {
     RequestPtr request;
     std::shared_ptr<void> keep;  // memory the provider uses until completion, if not `scratch`
     alignas(16) std::array<std::byte, kScratch> scratch;  // a small native atomic's ones and fetch room
-    void* result = nullptr;      // a software atomic's: where the reply's old values go
-    std::size_t bytes = 0;       // and how many
+    // Where a reply's bytes go (a software atomic's old values, a gathered
+    // get's pieces): `bytes` of them from `result`, or, when `gathered`,
+    // the pieces of the GatherPlan (piece_runs.hpp) `result` points to.
+    void* result = nullptr;
+    std::size_t bytes = 0;
+    bool gathered = false;
     void complete(const char* error) override { ops->done(this, error); }
     void abandon() { ops->done(this, nullptr); }
   };
@@ -228,6 +232,8 @@ class InFlightOps {
     const RequestPtr request = std::move(op->request);
     op->keep.reset();  // released before anyone can take the op again
     op->result = nullptr;
+    op->bytes = 0;
+    op->gathered = false;
     // The op goes back under the same hold of the slot mutex that ends it.
     end(target, op->token, error, request, op);
     // seq_cst, as the push in notify_after: either this sees its mark, or

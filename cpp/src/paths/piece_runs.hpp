@@ -30,6 +30,34 @@ struct PieceRun {
   std::uint64_t count;
 };
 
+// Where one reply's bytes go at the origin, piece by piece (a gathered
+// get's pieces, a strided software atomic's old values): each piece's
+// `origin` is its offset from `result`, and the reply holds the pieces'
+// bytes in order. Kept with its operation (InFlightOps::Op::keep, with
+// Op::gathered set) until the reply is written.
+struct GatherPlan {
+  std::byte* result;
+  std::vector<Piece> pieces;
+  std::size_t bytes = 0;  // the pieces' bytes in total: what the reply must hold
+
+  // Appends a piece, merged into the last one when it continues it (a
+  // contiguous result is one piece).
+  void add(std::int64_t origin, std::uint64_t target, std::size_t n) {
+    if (!pieces.empty() && pieces.back().origin + static_cast<std::int64_t>(pieces.back().bytes) == origin)
+      pieces.back().bytes += n;
+    else
+      pieces.push_back({origin, target, n});
+    bytes += n;
+  }
+  // Writes a reply of exactly `bytes` bytes into the pieces.
+  void place(const std::byte* payload) const {
+    for (const Piece& p : pieces) {
+      std::memcpy(result + p.origin, payload, p.bytes);
+      payload += p.bytes;
+    }
+  }
+};
+
 // Payload bytes per piece message: messages that leave at once where the
 // provider has them and they are not tiny (shm: 4 KiB; a larger message
 // waits for a rendezvous with the target's progress, which costs more than

@@ -5,8 +5,9 @@
 //
 // Invariants (software_atomics.cpp's, per message):
 //  - Memory touched: at the origin, reads of the origin buffer into the
-//    message and, on the reply, the old values written into the result,
-//    which is contiguous in piece order (runs_suit); at the target, the
+//    message and, on the reply, the old values written into the result's
+//    pieces (a GatherPlan per message, contiguous stretches merged), by
+//    the thread that handles the reply; at the target, the
 //    window's bytes each piece names, by the progress thread, after every
 //    run of the message was checked to lie in the window and each piece to
 //    hold whole elements (a message that fails is answered with a failure
@@ -24,28 +25,15 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "paths/atomic_routes.hpp"
 
 namespace onesided::detail {
-namespace {
-
-// Whether side `s` of the nest is contiguous in chunk order.
-bool contiguous(const Nest<3>& n, std::size_t s) {
-  std::uint64_t step = n.chunk;
-  for (std::size_t d = n.dims; d-- > 0;) {
-    if (n.count[d] > 1 && n.stride[s][d] != static_cast<std::int64_t>(step)) return false;
-    step *= n.count[d];
-  }
-  return true;
-}
-
-}  // namespace
 
 bool SoftwareAtomics::runs_suit(const Transport& t, const AtomicCall& bases, const Nest<3>& nest) {
-  return op_info(bases.op).operands <= 1 && chunks_suit_messages(t, nest.chunk, nest.chunks()) &&
-         (!bases.result || contiguous(nest, 1));
+  return op_info(bases.op).operands <= 1 && chunks_suit_messages(t, nest.chunk, nest.chunks());
 }
 
 void SoftwareAtomics::apply_nest(const Where& w, const AtomicCall& bases, const Nest<3>& nest,
@@ -58,11 +46,11 @@ void SoftwareAtomics::apply_nest(const Where& w, const AtomicCall& bases, const 
   // each batch planned into as many messages as it needs.
   constexpr std::size_t kBatch = 1024;
   std::vector<Piece> batch;
+  std::vector<std::int64_t> result_at;  // each piece's offset in the result
   batch.reserve(kBatch);
+  result_at.reserve(result ? kBatch : 0);
   std::vector<PieceRun> runs;
   std::vector<std::byte> message(room);
-  // The result's chunks follow each other from the nest's start (runs_suit).
-  std::byte* fetch_to = result ? result + nest.start[1] : nullptr;
   auto send = [&] {
     for (std::size_t first = 0, data = 0; first < batch.size();) {
       const std::size_t end = plan_runs(std::span<const Piece>(batch), first, runs, data,
@@ -74,17 +62,23 @@ void SoftwareAtomics::apply_nest(const Where& w, const AtomicCall& bases, const 
       std::memcpy(message.data(), runs.data(), head);
       std::byte* out = message.data() + head;
       std::uint64_t lo = UINT64_MAX, hi = 0;
+      std::shared_ptr<GatherPlan> plan;
+      if (result) plan = std::make_shared<GatherPlan>(GatherPlan{result, {}});
       for (std::size_t i = first; i < end; ++i) {
         const Piece& p = batch[i];
         if (operand) out = static_cast<std::byte*>(std::memcpy(out, origin + p.origin, p.bytes)) + p.bytes;
+        if (plan) plan->add(result_at[i], p.target, p.bytes);
         lo = std::min(lo, w.at + p.target);
         hi = std::max(hi, w.at + p.target + p.bytes);
       }
       const Access part{lo, hi, result != nullptr, bases.op != Op::NoOp, Channel::Messages};
       if (order_) order_->wait_for_earlier(w.target, part);
       InFlightOps::Op* pending = ops_.begin(w.target, request);
-      pending->result = fetch_to;
-      pending->bytes = result ? data : 0;
+      if (plan) {
+        pending->result = plan.get();
+        pending->gathered = true;
+        pending->keep = std::move(plan);
+      }
       if (order_) order_->record(w.target, pending->token, part);
       Header h = s_.header(MsgKind::AtomicRuns, w.target, reinterpret_cast<std::uint64_t>(pending),
                            result ? kFetch : 0);
@@ -95,13 +89,14 @@ void SoftwareAtomics::apply_nest(const Where& w, const AtomicCall& bases, const 
       InFlightOps::submit(pending, [&](InFlightOps::Op*) {
         s_.send(w.target, h, message.data(), head + (operand ? data : 0));
       });
-      if (fetch_to) fetch_to += data;
       first = end;
     }
     batch.clear();
+    result_at.clear();
   };
   nest.for_each_chunk([&](const std::array<std::int64_t, 3>& at, std::uint64_t bytes) {
     batch.push_back({at[0], static_cast<std::uint64_t>(at[2]), bytes});
+    if (result) result_at.push_back(at[1]);
     if (batch.size() == kBatch) send();
   });
   send();

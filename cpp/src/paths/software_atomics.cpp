@@ -110,9 +110,18 @@ void SoftwareAtomics::apply_locked(Op op, Dtype dtype, std::byte* target, const 
 void SoftwareAtomics::on_reply(const Header& h, const std::byte* payload, std::size_t len) {
   auto* p = reinterpret_cast<InFlightOps::Op*>(h.token);
   const bool failed = h.flags & kFailed;
-  if (!failed && p->result) std::memcpy(p->result, payload, std::min(len, p->bytes));
   const std::string reason(reinterpret_cast<const char*>(payload), failed ? len : 0);
-  p->complete(failed ? reason.c_str() : nullptr);
+  if (failed) return p->complete(reason.c_str());
+  if (p->gathered) {
+    // A strided result's pieces: the target answered each piece's old
+    // values in order; a reply of any other size is refused, not placed.
+    const auto* plan = static_cast<const GatherPlan*>(p->result);
+    if (len != plan->bytes) return p->complete("software atomic: the reply's size is not the pieces'");
+    plan->place(payload);
+  } else if (p->result) {
+    std::memcpy(p->result, payload, std::min(len, p->bytes));
+  }
+  p->complete(nullptr);
 }
 
 }  // namespace onesided::detail
