@@ -7,11 +7,27 @@
  *
  * strided:            column 0 of a (rows x 64) into column 63 of b
  * pack + put:         column 0 into a temporary, then a memcpy into b's staging row
- * pack + put + unpack: the same, then the staging row into b's column 63 */
+ * pack + put + unpack: the same, then the staging row into b's column 63
+ * accumulate, strided: column 0 of a added into column 63 of b, each
+ *                     element by a compare-exchange loop (float64 SUM as
+ *                     the CPU-atomics path does it)
+ * accumulate, pack:   column 0 into a temporary, then added into b's
+ *                     contiguous staging row by the same loop */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* b += a, atomically per element: what a float64 SUM costs on the CPU. */
+static void atomic_add(double* b, double a) {
+  unsigned long long old = __atomic_load_n((unsigned long long*)b, __ATOMIC_RELAXED), next;
+  do {
+    double sum;
+    memcpy(&sum, &old, sizeof sum);
+    sum += a;
+    memcpy(&next, &sum, sizeof next);
+  } while (!__atomic_compare_exchange_n((unsigned long long*)b, &old, next, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+}
 
 static double now(void) {
   struct timespec t;
@@ -45,8 +61,21 @@ int main(int argc, char** argv) {
       __asm__ volatile("" ::"r"(b) : "memory");
     }
     double t3 = now();
-    printf("rows %d: strided %.2f us, pack + put %.2f us, pack + put + unpack %.2f us\n", rows,
-           (t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6, (t3 - t2) / n * 1e6);
+    for (int it = 0; it < n; it++) {
+      for (int r = 0; r < rows; r++) atomic_add(&b[r * cols + cols - 1], a[r * cols]);
+      __asm__ volatile("" ::"r"(b) : "memory");
+    }
+    double t4 = now();
+    for (int it = 0; it < n; it++) {
+      for (int r = 0; r < rows; r++) tmp[r] = a[r * cols];
+      for (int r = 0; r < rows; r++) atomic_add(&b[rows * cols + r], tmp[r]);
+      __asm__ volatile("" ::"r"(b) : "memory");
+    }
+    double t5 = now();
+    printf("rows %d: strided %.2f us, pack + put %.2f us, pack + put + unpack %.2f us, "
+           "accumulate strided %.2f us, accumulate pack %.2f us\n", rows,
+           (t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6, (t3 - t2) / n * 1e6, (t4 - t3) / n * 1e6,
+           (t5 - t4) / n * 1e6);
   }
   free(a), free(b), free(tmp);
   return 0;
