@@ -99,7 +99,7 @@ define san_ctest
 endef
 
 cpp-asan: $(STAMPS)/venv
-	$(call san_ctest,build/asan,$(ASAN),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1)
+	$(call san_ctest,build/asan,$(ASAN),ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1 UBSAN_OPTIONS=print_stacktrace=1)
 
 cpp-tsan: $(STAMPS)/venv
 	$(call san_ctest,build/tsan,-fsanitize=thread $(SAN_FLAGS),TSAN_OPTIONS=halt_on_error=1)
