@@ -28,15 +28,17 @@ class LateTransport final : public Transport {
   void* target = nullptr;  // the last registered region's memory
   void* result = nullptr;  // where the last atomic's old value goes
   Completion* done = nullptr;
+  bool at_once = false;     // complete each atomic as it is posted
+  std::int64_t skew = 0;    // added to the old value returned: 0 is faithful
 
-  // Completes the last atomic now, as the provider would: the target cell
+  // Completes the last atomic, as the provider would: the target cell
   // changes, the old value arrives, then the completion.
   void complete_late() {
     std::int64_t old;
     std::memcpy(&old, target, sizeof old);
-    const std::int64_t next = old + 1;
+    const std::int64_t next = old + 1, returned = old + skew;
     std::memcpy(target, &next, sizeof next);
-    std::memcpy(result, &old, sizeof old);
+    std::memcpy(result, &returned, sizeof returned);
     done->complete(nullptr);
   }
 
@@ -60,6 +62,7 @@ class LateTransport final : public Transport {
               std::uint64_t, Completion* d) override {
     result = res;
     done = d;
+    if (at_once) complete_late();
   }
   std::size_t max_atomic_stretches() const override { return 2; }
   void fetch_atomic_stretches(PeerAddr, Op, Dtype, std::span<const AtomicStretch> stretches, RemoteRegion,
@@ -75,6 +78,16 @@ class LateTransport final : public Transport {
  private:
   std::string name_ = "late", none_;
 };
+
+TEST(LoopbackAtomics, EightFaithfulFetchAddsPassAndAWrongOldValueIsNamed) {
+  LateTransport faithful;
+  faithful.at_once = true;
+  EXPECT_EQ(loopback_atomics_fault(faithful, 0, "late"), "");
+  LateTransport wrong;
+  wrong.at_once = true;
+  wrong.skew = 5;
+  EXPECT_NE(loopback_atomics_fault(wrong, 0, "late").find("returned 5, expected 0"), std::string::npos);
+}
 
 TEST(LoopbackAtomics, AnAtomicCompletedAfterTheCheckGaveUpWritesLiveMemory) {
   LateTransport t;

@@ -63,9 +63,9 @@ void run(Transport& t, Flag& flag, Post&& post) {
 
 std::string loopback_atomics_fault(Transport& t, PeerAddr self, const std::string& provider) {
   static constexpr std::int64_t kOne = 1;  // an operand the provider may read until completion
+  ProbePtr p(new Probe(t));
   for (std::int64_t i = 0; i < 8; ++i) {
-    ProbePtr p(new Probe(t));
-    p->cells[0] = i;
+    p->flag.done = false;  // the previous fetch-add completed: nothing else writes the flag
     run(t, p->flag, [&] {
       t.atomic(self, AtomicKind::Fetch, Op::Sum, Dtype::Int64, &kOne, nullptr, &p->got[0], 1, p->region->remote(), 0,
                &p->flag);
