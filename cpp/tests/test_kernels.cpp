@@ -147,3 +147,65 @@ TEST(OpTable, PairsTakeOnlyTheLocOpsReplaceAndNoOp) {
   EXPECT_EQ(pair_index_offset(Dtype::ShortIntPair), 4u);
   EXPECT_FALSE(pair_value(Dtype::Float64).has_value());
 }
+
+namespace {
+
+// A small value of element type T for seed k: exact in every type, so the
+// two implementations' results compare with ==.
+template <class T>
+T small_value(int k) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return k % 2 != 0;
+  } else if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, long_double>) {
+    return static_cast<T>(k % 7);
+  } else if constexpr (requires { T{}.index; }) {
+    return T{static_cast<decltype(T{}.value)>(k % 5), k % 3};
+  } else {
+    return T(static_cast<typename T::value_type>(k % 5), static_cast<typename T::value_type>(k % 3));
+  }
+}
+
+template <class T>
+bool same(const T& a, const T& b) {
+  if constexpr (requires { a.index; })
+    return a.value == b.value && a.index == b.index;
+  else
+    return a == b;
+}
+
+}  // namespace
+
+// The CPU-atomics path (lock-free runs of aligned elements, stripe-locked
+// misaligned and long ones) computes what the kernels compute, for every op
+// and dtype it applies to, with and without a result.
+TEST(Kernels, CpuAtomicsMatchTheKernelsForEveryOpAndDtype) {
+  static detail::cpu::Stripes stripes{};
+  constexpr std::size_t n = 5;
+  for (const DtypeInfo& d : kDtypes)
+    for (const OpInfo& o : kOps) {
+      if (!op_applies(o.id, d.id)) continue;
+      visit_dtype(d.id, [&](auto tag) {
+        using T = decltype(tag);
+        for (std::size_t shift : {std::size_t{0}, std::size_t{1}})
+          for (bool fetch : {false, true}) {
+            T target[n], a[n], b[n], want[n], want_old[n], old[n];
+            for (std::size_t i = 0; i < n; ++i) {
+              target[i] = small_value<T>(static_cast<int>(3 * i + 1));
+              a[i] = small_value<T>(static_cast<int>(5 * i + 2));
+              b[i] = small_value<T>(static_cast<int>(i + 4));
+              want[i] = target[i];
+            }
+            kernels::apply(o.id, d.id, want, a, b, fetch ? want_old : nullptr, n);
+            // The same elements at an offset of `shift` bytes in a buffer.
+            alignas(16) std::byte buffer[sizeof(T) * n + 16];
+            std::memcpy(buffer + shift, target, sizeof target);
+            detail::cpu::apply(o.id, d.id, buffer + shift, shift, a, b, fetch ? old : nullptr, n, stripes);
+            std::memcpy(target, buffer + shift, sizeof target);
+            for (std::size_t i = 0; i < n; ++i) {
+              EXPECT_TRUE(same(target[i], want[i])) << o.name << " " << d.name << " shift " << shift << " element " << i;
+              if (fetch) EXPECT_TRUE(same(old[i], want_old[i])) << o.name << " " << d.name << " old, element " << i;
+            }
+          }
+      });
+    }
+}
