@@ -177,7 +177,8 @@ bool same(const T& a, const T& b) {
 
 // The CPU-atomics path (lock-free runs of aligned elements, stripe-locked
 // misaligned and long ones) computes what the kernels compute, for every op
-// and dtype it applies to, with and without a result.
+// and dtype it applies to, with and without a result, as one run and (ops
+// of at most one operand) as one-element chunks of a strided call.
 TEST(Kernels, CpuAtomicsMatchTheKernelsForEveryOpAndDtype) {
   static detail::cpu::Stripes stripes{};
   constexpr std::size_t n = 5;
@@ -204,6 +205,25 @@ TEST(Kernels, CpuAtomicsMatchTheKernelsForEveryOpAndDtype) {
             for (std::size_t i = 0; i < n; ++i) {
               EXPECT_TRUE(same(target[i], want[i])) << o.name << " " << d.name << " shift " << shift << " element " << i;
               if (fetch) EXPECT_TRUE(same(old[i], want_old[i])) << o.name << " " << d.name << " old, element " << i;
+            }
+            if (o.operands > 1) continue;  // apply_chunks: strided calls have no second operand
+            // The same as one-element chunks, last first (a column).
+            for (std::size_t i = 0; i < n; ++i) {
+              target[i] = small_value<T>(static_cast<int>(3 * i + 1));
+              old[i] = T{};
+            }
+            std::memcpy(buffer + shift, target, sizeof target);
+            detail::cpu::Chunk chunks[n];
+            for (std::size_t i = 0; i < n; ++i) {
+              const auto at = static_cast<std::int64_t>((n - 1 - i) * sizeof(T));
+              chunks[i] = {at, at, at};
+            }
+            detail::cpu::apply_chunks(o.id, d.id, buffer + shift, shift, reinterpret_cast<const std::byte*>(a),
+                                      fetch ? reinterpret_cast<std::byte*>(old) : nullptr, chunks, sizeof(T), stripes);
+            std::memcpy(target, buffer + shift, sizeof target);
+            for (std::size_t i = 0; i < n; ++i) {
+              EXPECT_TRUE(same(target[i], want[i])) << o.name << " " << d.name << " chunks, shift " << shift << " element " << i;
+              if (fetch) EXPECT_TRUE(same(old[i], want_old[i])) << o.name << " " << d.name << " chunks, old, element " << i;
             }
           }
       });

@@ -50,54 +50,52 @@ void locked(Op op, std::byte* target, std::uint64_t offset, const std::byte* a, 
   std::memcpy(target, &n, sizeof(T));
 }
 
-// A run of `count` naturally aligned elements of 1-8 bytes, lock-free.
-// The op is looked at once per run, so each element costs its atomic
+// Naturally aligned elements of 1-8 bytes, lock-free. `each(g)` calls
+// g(cell, operand, operand2, result) for every element (null: none). The op
+// is looked at once for all of them, so each element costs its atomic
 // instruction and little else: fetch_add (integer SUM, INC), exchange
 // (REPLACE), a load (NO_OP), else a compare-exchange loop over the
 // element's bits (SUM, MAX and MIN with the op fixed at compile time).
-template <class T>
-void lockless_run(Op op, std::byte* target, const std::byte* a, const std::byte* b, std::byte* r,
-                  std::size_t count) {
+template <class T, class Each>
+void lockless(Op op, Each&& each) {
   using U = typename Bits<sizeof(T)>::type;
-  auto* cells = reinterpret_cast<U*>(target);
-  auto operand = [](const std::byte* p, std::size_t i) {
+  auto value = [](const std::byte* p) {
     T x{};
-    if (p) std::memcpy(&x, p + i * sizeof(T), sizeof(T));
+    if (p) std::memcpy(&x, p, sizeof(T));
     return x;
   };
-  auto keep = [r](std::size_t i, U old) {
-    if (r) std::memcpy(r + i * sizeof(T), &old, sizeof(T));
+  auto keep = [](std::byte* r, U old) {
+    if (r) std::memcpy(r, &old, sizeof(T));
   };
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     if (op == Op::Sum || op == Op::Inc) {  // wraps like combine(): unsigned bits
-      for (std::size_t i = 0; i < count; ++i) {
-        const U add = op == Op::Inc ? U(1) : static_cast<U>(operand(a, i));
-        keep(i, std::atomic_ref<U>(cells[i]).fetch_add(add, std::memory_order_seq_cst));
-      }
-      return;
+      const bool inc = op == Op::Inc;
+      return each([&](U* cell, const std::byte* a, const std::byte*, std::byte* r) {
+        const U add = inc ? U(1) : static_cast<U>(value(a));
+        keep(r, std::atomic_ref<U>(*cell).fetch_add(add, std::memory_order_seq_cst));
+      });
     }
   }
-  if (op == Op::Replace) {
-    for (std::size_t i = 0; i < count; ++i)
-      keep(i, std::atomic_ref<U>(cells[i]).exchange(std::bit_cast<U>(operand(a, i)), std::memory_order_seq_cst));
-    return;
-  }
-  if (op == Op::NoOp) {
-    for (std::size_t i = 0; i < count; ++i) keep(i, std::atomic_ref<U>(cells[i]).load(std::memory_order_seq_cst));
-    return;
-  }
+  if (op == Op::Replace)
+    return each([&](U* cell, const std::byte* a, const std::byte*, std::byte* r) {
+      keep(r, std::atomic_ref<U>(*cell).exchange(std::bit_cast<U>(value(a)), std::memory_order_seq_cst));
+    });
+  if (op == Op::NoOp)
+    return each([&](U* cell, const std::byte*, const std::byte*, std::byte* r) {
+      keep(r, std::atomic_ref<U>(*cell).load(std::memory_order_seq_cst));
+    });
   auto update = [&](auto&& next) {
-    for (std::size_t i = 0; i < count; ++i) {
-      std::atomic_ref<U> ref(cells[i]);
-      const T x = operand(a, i), y = operand(b, i);
+    each([&](U* cell, const std::byte* a, const std::byte* b, std::byte* r) {
+      std::atomic_ref<U> ref(*cell);
+      const T x = value(a), y = value(b);
       U old = ref.load(std::memory_order_relaxed);
       // Even when nothing changes (a failed compare-and-swap) the update is
       // a read-modify-write, so it is ordered like every other.
       while (!ref.compare_exchange_weak(old, std::bit_cast<U>(next(std::bit_cast<T>(old), x, y)),
                                         std::memory_order_seq_cst, std::memory_order_relaxed)) {
       }
-      keep(i, old);
-    }
+      keep(r, old);
+    });
   };
   // The reductions numerical codes use most, with the op a constant; the
   // rest through combine's switch.
@@ -107,6 +105,14 @@ void lockless_run(Op op, std::byte* target, const std::byte* a, const std::byte*
     case Op::Min: return update([](T t, T x, T y) { return combine(Op::Min, t, x, y); });
     default: return update([op](T t, T x, T y) { return combine(op, t, x, y); });
   }
+}
+
+template <class T>
+constexpr bool kLockFreeSize = sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8;
+
+template <class T>
+bool aligned(const std::byte* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % sizeof(T) == 0;
 }
 
 }  // namespace
@@ -125,9 +131,15 @@ void apply_run(Op op, int operands, std::byte* target, std::uint64_t target_offs
                const std::byte* b, std::byte* r, std::size_t count, Stripes& stripes) {
   if (operands < 1) a = nullptr;
   if (operands < 2) b = nullptr;
-  if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+  if constexpr (kLockFreeSize<T>) {
     // The elements follow each other: all are aligned when the first is.
-    if (reinterpret_cast<std::uintptr_t>(target) % sizeof(T) == 0) return lockless_run<T>(op, target, a, b, r, count);
+    if (aligned<T>(target))
+      return lockless<T>(op, [&](auto&& g) {
+        using U = typename Bits<sizeof(T)>::type;
+        auto* cells = reinterpret_cast<U*>(target);
+        for (std::size_t i = 0, at = 0; i < count; ++i, at += sizeof(T))
+          g(cells + i, a ? a + at : nullptr, b ? b + at : nullptr, r ? r + at : nullptr);
+      });
   }
   for (std::size_t i = 0; i < count; ++i) {
     const std::size_t at = i * sizeof(T);
@@ -160,9 +172,26 @@ void apply(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const
 void apply_chunks(Op op, Dtype d, std::byte* target, std::uint64_t target_offset, const std::byte* origin,
                   std::byte* result, std::span<const Chunk> chunks, std::size_t bytes, Stripes& stripes) {
   const int operands = op_info(op).operands;
+  if (operands < 1) origin = nullptr;
   visit_element(d, [&](auto type) {
     using T = typename decltype(type)::type;
     const std::size_t n = bytes / sizeof(T);
+    if constexpr (kLockFreeSize<T>) {
+      // A column is many one-element chunks: with every chunk aligned, the
+      // op is looked at once for all of them.
+      bool all_aligned = true;
+      for (const Chunk& c : chunks) all_aligned = all_aligned && aligned<T>(target + c.target);
+      if (all_aligned)
+        return lockless<T>(op, [&](auto&& g) {
+          using U = typename Bits<sizeof(T)>::type;
+          for (const Chunk& c : chunks) {
+            auto* cells = reinterpret_cast<U*>(target + c.target);
+            for (std::size_t i = 0, at = 0; i < n; ++i, at += sizeof(T))
+              g(cells + i, origin ? origin + c.origin + at : nullptr, nullptr,
+                result ? result + c.result + at : nullptr);
+          }
+        });
+    }
     for (const Chunk& c : chunks)
       apply_run<T>(op, operands, target + c.target, target_offset + static_cast<std::uint64_t>(c.target),
                    origin ? origin + c.origin : nullptr, nullptr, result ? result + c.result : nullptr, n, stripes);
