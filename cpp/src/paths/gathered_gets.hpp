@@ -66,7 +66,7 @@ void GatheredGets::serve(const WindowState& s, const Header& h, const std::byte*
   std::vector<std::byte> data(runs.data());
   std::byte* out = data.data();
   runs.each([&](std::byte* at, std::size_t bytes) {
-    std::memcpy(out, at, bytes);
+    copy_piece(out, at, bytes);
     out += bytes;
     return true;
   });

@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "layout/runs.hpp"
 #include "paths/data_path.hpp"
 #include "transport/protocol.hpp"
 #include "transport/transport.hpp"
@@ -52,7 +53,7 @@ struct GatherPlan {
   // Writes a reply of exactly `bytes` bytes into the pieces.
   void place(const std::byte* payload) const {
     for (const Piece& p : pieces) {
-      std::memcpy(result + p.origin, payload, p.bytes);
+      copy_piece(result + p.origin, payload, p.bytes);
       payload += p.bytes;
     }
   }

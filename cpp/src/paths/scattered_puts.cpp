@@ -22,7 +22,7 @@ void ScatteredPuts::put(const Where& w, const std::byte* origin, std::span<const
     std::memcpy(message.data(), runs.data(), head);
     std::byte* out = message.data() + head;
     for (std::size_t i = first; i < end; ++i) {
-      std::memcpy(out, origin + pieces[i].origin, pieces[i].bytes);
+      copy_piece(out, origin + pieces[i].origin, pieces[i].bytes);
       out += pieces[i].bytes;
     }
     InFlightOps::Op* pending = ops_.begin(w.target, request);

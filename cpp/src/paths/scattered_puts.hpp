@@ -63,7 +63,7 @@ void ScatteredPuts::serve(const WindowState& s, const Header& h, const std::byte
   if (runs.error()) return reply(s, h, runs.error());
   const std::byte* data = payload + head;
   runs.each([&](std::byte* at, std::size_t bytes) {
-    std::memcpy(at, data, bytes);
+    copy_piece(at, data, bytes);
     data += bytes;
     return true;
   });

@@ -66,7 +66,10 @@ void SoftwareAtomics::apply_nest(const Where& w, const AtomicCall& bases, const 
       if (result) plan = std::make_shared<GatherPlan>(GatherPlan{result, {}});
       for (std::size_t i = first; i < end; ++i) {
         const Piece& p = batch[i];
-        if (operand) out = static_cast<std::byte*>(std::memcpy(out, origin + p.origin, p.bytes)) + p.bytes;
+        if (operand) {
+          copy_piece(out, origin + p.origin, p.bytes);
+          out += p.bytes;
+        }
         if (plan) plan->add(result_at[i], p.target, p.bytes);
         lo = std::min(lo, w.at + p.target);
         hi = std::max(hi, w.at + p.target + p.bytes);
