@@ -107,8 +107,10 @@ void lockless(Op op, Each&& each) {
   }
 }
 
+// The element sizes the CPU updates lock-free when aligned.
+constexpr bool lock_free_size(std::size_t n) { return n == 1 || n == 2 || n == 4 || n == 8; }
 template <class T>
-constexpr bool kLockFreeSize = sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8;
+constexpr bool kLockFreeSize = lock_free_size(sizeof(T));
 
 template <class T>
 bool aligned(const std::byte* p) {
@@ -117,10 +119,7 @@ bool aligned(const std::byte* p) {
 
 }  // namespace
 
-bool lock_free(Dtype d) {
-  const std::size_t n = dtype_info(d).size;
-  return n == 1 || n == 2 || n == 4 || n == 8;
-}
+bool lock_free(Dtype d) { return lock_free_size(dtype_info(d).size); }
 
 namespace {
 
