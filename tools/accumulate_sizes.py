@@ -7,23 +7,17 @@ Usage: mpiexec -n 2 python tools/accumulate_sizes.py [N ...].
 Rank 0 prints the median us per call + Flush and the ratio."""
 
 import sys
-import time
 
 import numpy as np
+from flush_timing import call_and_flush_us
 from mpi4py import MPI
 
 import onesided
 
 
 def median_us(win, src, op) -> float:
-    times = []
-    for _ in range(max(5, 2_000_000 // src.size)):
-        t = time.perf_counter()
-        win.Accumulate(src, 1, op=op)
-        win.Flush(1)
-        times.append(time.perf_counter() - t)
-    times.sort()
-    return times[len(times) // 2] * 1e6
+    times = call_and_flush_us(lambda: win.Accumulate(src, 1, op=op), win, 1, max(5, 2_000_000 // src.size))
+    return times[len(times) // 2]
 
 
 def main() -> None:

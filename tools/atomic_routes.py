@@ -10,9 +10,9 @@ Usage: python -m onesided run -n 2 tools/atomic_routes.py [N ...].
 Rank 0 prints us per call + Flush, median [10th of 400] of 400."""
 
 import sys
-import time
 
 import numpy as np
+from flush_timing import call_and_flush_us
 
 import onesided
 from onesided import Window
@@ -37,13 +37,7 @@ def main() -> None:
                     assert native == (route == "native"), (provider, route, str(win.atomics))
                     win.Lock(1)
                     for name, call in calls.items():
-                        times = []
-                        for _ in range(400):
-                            t = time.perf_counter()
-                            call()
-                            win.Flush(1)
-                            times.append((time.perf_counter() - t) * 1e6)
-                        times.sort()
+                        times = call_and_flush_us(call, win, 1, 400)
                         print(f"{provider:12s} {route:8s} {n:5d} x float64  {name:15s} "
                               f"{times[200]:8.2f} us [{times[40]:.2f}]", flush=True)
                     win.Unlock(1)

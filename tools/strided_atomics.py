@@ -12,9 +12,9 @@ tools/strided_atomics.py [ROWS ...]. Rank 0 prints us per call + Flush,
 median [min, max] of 15."""
 
 import sys
-import time
 
 import numpy as np
+from flush_timing import call_and_flush_us
 
 import onesided
 from onesided import Layout, Window
@@ -41,13 +41,7 @@ def main() -> None:
             if comm.Get_rank() == 0:
                 win.Lock(1)
                 for name, call in calls.items():
-                    times = []
-                    for _ in range(15):
-                        t = time.perf_counter()
-                        call()
-                        win.Flush(1)
-                        times.append((time.perf_counter() - t) * 1e6)
-                    times.sort()
+                    times = call_and_flush_us(call, win, 1, 15)
                     print(f"{route:8s} {rows:5d} rows  {name:34s} {times[7]:9.1f} us [{times[0]:.1f}, {times[-1]:.1f}]",
                           flush=True)
                 win.Unlock(1)
