@@ -179,6 +179,24 @@ def test_bandwidth_by_kind_tables() -> None:
             ratio(row[14])
 
 
+def test_bandwidth_buffers_move_each_repetition() -> None:
+    """The bandwidth figures' buffers start at another page each repetition
+    (the same offset within the page), cycling through their places, with
+    their contents intact: no column keeps one virtual distance to them
+    (docs/performance.md, "Bandwidth by window kind")."""
+    from onesided.bench._common import RovingBuffer
+
+    size = 1 << 20
+    buffer = RovingBuffer(size, 7)
+    starts = [buffer.at(rep, size).ctypes.data for rep in range(RovingBuffer.PLACES)]
+    assert len(set(starts)) == RovingBuffer.PLACES
+    assert {(s - starts[0]) % 4096 for s in starts} == {0}
+    assert buffer.at(RovingBuffer.PLACES, size).ctypes.data == starts[0]
+    for rep in range(RovingBuffer.PLACES):
+        view = buffer.at(rep, size)
+        assert view.size == size and (view == 7).all()
+
+
 def test_message_rate_table(quick: tuple[subprocess.CompletedProcess[str], Path | None]) -> None:
     rows = tables(quick[0].stdout)["3"]
     assert [r[0] for r in rows] == ["put 8 B", "accumulate SUM int64"]

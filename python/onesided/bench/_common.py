@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 Call = tuple[Callable[..., Any], tuple[Any, ...]]  # a bound method and its positional arguments
 
 
@@ -105,6 +107,38 @@ class Figure:
     full_only: bool = False  # skipped with --quick
     ok: Callable[[Any], bool] | None = None
     mismatch: str = ""
+
+
+class RovingBuffer:
+    """A byte buffer for the bandwidth figures whose start moves by
+    ``STEP`` (37 pages) with each repetition, through ``PLACES`` places, the
+    same for every column of the repetition.
+
+    Why: on this host's AMD cores a copy runs 20-30% slower when its source
+    and destination lie certain virtual distances apart (2^27 + 4 KiB,
+    2^28, 2^29 measured; ``tools/copy_distance.py``): the L1 data cache
+    picks a line's way by a hash of linear-address bits 12-27 (a
+    "utag", AMD's optimization guide for family 17h; the hash's bits
+    reverse-engineered by Lipp et al., "Take A Way", 2020), and a source
+    and a destination line in one set with one hash evict each other on
+    every access. Where each library's window lands from the benchmark's
+    buffers is an accident of mmap's order (figure 2b's 64 MiB buffers put
+    one library's window 128 MiB + 4 KiB from them, whichever was mapped
+    second), so a buffer at one place would hand one column the slow copy
+    for a whole figure. Moved each repetition, a bad distance hits at most
+    one place in ``PLACES`` of every column, and the median does not see
+    it."""
+
+    STEP = 37 * 4096
+    PLACES = 8
+
+    def __init__(self, size: int, fill: int) -> None:
+        self._pool = np.full(size + self.STEP * (self.PLACES - 1), fill, dtype=np.uint8)
+
+    def at(self, rep: int, size: int) -> np.ndarray:
+        """The first ``size`` bytes from repetition ``rep``'s place."""
+        start = (rep % self.PLACES) * self.STEP
+        return self._pool[start:start + size]
 
 
 class Progress:

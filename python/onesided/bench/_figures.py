@@ -16,6 +16,7 @@ import numpy as np
 from ._common import (
     Call,
     Progress,
+    RovingBuffer,
     Settings,
     Spread,
     SummaryRow,
@@ -58,17 +59,22 @@ def _on_origin(comm: Any, mpi: bool, fn: Callable[[], Any]) -> Any:
     return result
 
 
-def _interleaved(comm: Any, entries: list[tuple[str, Any, bool, Call]], reps: int,
+Entry = tuple[str, Any, bool, Call]  # key, window (None: a reference such as memcpy), is MPI.Win, call
+
+
+def _interleaved(comm: Any, entries: list[Entry] | Callable[[int], list[Entry]], reps: int,
                  measure: Callable[[Call, Any], float]) -> dict[str, Spread]:
     """Median, min and max (a Spread) over ``reps`` of ``measure(call, win)`` for each entry
     (key, window, is MPI.Win, call), the entries taking turns within each
-    repetition so that a slow spell of the machine hits them alike. Each
-    measurement runs inside Lock_all at rank 0 (an entry without a window,
-    a reference such as memcpy, outside any epoch); medians come back on
-    rank 0."""
-    samples: dict[str, list[float]] = {key: [] for key, _, _, _ in entries}
-    for _ in range(reps):
-        for key, win, mpi, call in entries:
+    repetition so that a slow spell of the machine hits them alike.
+    ``entries`` may be a function of the repetition's index, for calls whose
+    buffers move between repetitions (RovingBuffer); its keys must not
+    change. Each measurement runs inside Lock_all at rank 0 (an entry
+    without a window, outside any epoch); medians come back on rank 0."""
+    entries_at = entries if callable(entries) else (lambda rep: entries)
+    samples: dict[str, list[float]] = {key: [] for key, _, _, _ in entries_at(0)}
+    for rep in range(reps):
+        for key, win, mpi, call in entries_at(rep):
 
             def run(win: Any = win, call: Call = call) -> float:
                 if win is None:  # a reference without a window (memcpy): no epoch
@@ -294,22 +300,26 @@ def bandwidth(comm: Any, MPI: Any, onesided: Any, s: Settings, progress: Progres
     """Put and get bandwidth, ``window`` ops of one size to the same target
     offset then one Flush (OSU put_bw/get_bw style), GB/s = 1e9 B/s."""
     top = max(s.sizes)
-    src = np.full(top, 7, dtype=np.uint8)
-    dst = np.zeros(top, dtype=np.uint8)
+    src, dst = RovingBuffer(top, 7), RovingBuffer(top, 0)
     ours = onesided.Window.Allocate(top, disp_unit=1, info=FAST, comm=comm)
     theirs = MPI.Win.Allocate(top, disp_unit=1, comm=comm)
     out: dict[int, dict[str, float]] = {}
     for size in s.sizes:
         progress(f"bandwidth: {fmt_size(size)}")
         loops = _loops(s, size)
-        o, d = src[:size], dst[:size]
-        entries = [(f"{op} {column}", win, mpi, (win.Put, (o, 1)) if op == "put" else (win.Get, (d, 1)))
-                   for op in ("put", "get") for column, win, mpi in (("onesided", ours, False), ("mpi", theirs, True))]
+
+        def entries(rep: int, size: int = size) -> list[Entry]:
+            o, d = src.at(rep, size), dst.at(rep, size)
+            return [(f"{op} {column}", win, mpi, (win.Put, (o, 1)) if op == "put" else (win.Get, (d, 1)))
+                    for op in ("put", "get")
+                    for column, win, mpi in (("onesided", ours, False), ("mpi", theirs, True))]
+
         got = _interleaved(comm, entries, s.reps,
                            lambda call, win: batch_seconds(call, win.Flush, 1, s.window, loops))
         if comm.rank == 0:
             row = {key: sec.map(lambda x: size * s.window / x / 1e9) for key, sec in got.items()}
-            memcpy = [batch_seconds((np.copyto, (d, o)), None, 0, s.window, loops) for _ in range(s.reps)]
+            memcpy = [batch_seconds((np.copyto, (dst.at(rep, size), src.at(rep, size))), None, 0, s.window, loops)
+                      for rep in range(s.reps)]
             row["memcpy"] = Spread.of(memcpy).map(lambda x: size * s.window / x / 1e9)
             out[size] = row
     ours.Free()
@@ -336,7 +346,9 @@ def bandwidth_text(res: dict[str, Any], s: Settings, peer: str = "") -> str:
         "a copy by the origin's core into memory the target maps, and nothing reads it on the target's "
         "core during the loop. A cross-core memcpy, where the other core then reads the data, cannot be "
         "measured simply from Python, so this column is a same-core copy. Buffers up to 4 MiB stay in "
-        "cache, so the large sizes measure cache bandwidth, not DRAM bandwidth.",
+        "cache, so the large sizes measure cache bandwidth, not DRAM bandwidth. The origin's buffers start at "
+        "another page each repetition (8 places, 37 pages apart), the same for every column, so that no column "
+        "keeps an unlucky virtual distance to them (on AMD cores 20-30% slower at 2^27 + 4 KiB or 2^28).",
     )
     return head + "\n" + table(
         ["size", "put onesided", "put MPI.Win", "put ratio", "get onesided", "get MPI.Win", "get ratio", "memcpy"],
