@@ -129,7 +129,8 @@ void register_sync(py::module_& m, py::class_<Window>& cls) {
              return w.flush_request(target);
            }))
       .def("_flush_all_request", guard(&Window::flush_all_request), release())
-      // A memory barrier: never waits.
+      // A memory barrier (on provider paths also one poll of the transport,
+      // which does not wait for another thread's): never waits.
       .def("_sync", guard(&Window::sync))
       .def("_post", guard(&Window::post), py::arg("group"), py::arg("assertion") = 0, release())
       .def("_start", guard(&Window::start), py::arg("group"), py::arg("assertion") = 0, release())

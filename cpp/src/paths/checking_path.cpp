@@ -50,6 +50,7 @@ class CheckingPath final : public DataPath {
   const std::string& description() const override { return description_; }
   bool completes_in_call() const override { return inner_->completes_in_call(); }
   bool holds_get_results() const override { return inner_->holds_get_results(); }
+  bool incoming_needs_polls() const override { return inner_->incoming_needs_polls(); }
   bool in_flight() const override { return inner_->in_flight(); }
   std::string ordering() const override { return inner_->ordering(); }
 

@@ -129,6 +129,12 @@ class DataPath {
   // buffer until then. Where calls complete in place, one that stages
   // small gets (the cross-memory path) says so here.
   virtual bool holds_get_results() const { return !completes_in_call(); }
+  // True when other ranks' RMA reaches this rank's memory only as this
+  // process polls the transport (a provider's RMA over shm is applied by
+  // the target's progress): Sync() then polls once, so that a loop of
+  // Syncs waiting for a flag progresses the transport itself and the
+  // background thread stands aside for it, as for a loop of flushes.
+  virtual bool incoming_needs_polls() const { return false; }
   // For Get_info: which accumulate orders are kept, and by whom.
   virtual std::string ordering() const = 0;
   // Whether operations this path posted may still be reported complete

@@ -51,6 +51,7 @@ class NastyPath final : public DataPath {
   const std::string& name() const override { return name_; }
   const std::string& description() const override { return description_; }
   bool completes_in_call() const override { return false; }
+  bool incoming_needs_polls() const override { return inner_->incoming_needs_polls(); }
   // Operations still held here were never posted: only the inner path's count.
   bool in_flight() const override { return inner_->in_flight(); }
   std::string ordering() const override { return inner_->ordering(); }

@@ -17,6 +17,7 @@ class ProviderPath : public DataPath {
   const std::string& name() const override { return name_; }
   const std::string& description() const override { return description_; }
   bool completes_in_call() const override { return false; }
+  bool incoming_needs_polls() const override { return true; }
   bool in_flight() const override { return ops_.in_flight(); }
   std::string ordering() const override;
 

@@ -71,15 +71,22 @@ class ProgressEngine {
   // Polls until done() holds, for a condition some other thread or
   // process sets in memory (a notification counter) rather than one this
   // thread's polling completes: done() is read every round, progress
-  // polled every 16th (a Notify message may need it when the background
-  // thread naps) and the core yielded every 256th (ranks may outnumber
-  // cores), where wait() polls every round and yields after 64 idle ones,
-  // which costs a waiter on the shared-memory path its reaction time.
+  // polled every 16th and the core yielded every 256th (ranks may
+  // outnumber cores), where wait() polls every round and yields after 64
+  // idle ones, which costs a waiter on the shared-memory path its reaction
+  // time. A waiter here counts as one in wait(): the background thread
+  // stands aside and this thread's polls are the process's progress (a
+  // Notify message needs one). Without that, the two spun side by side:
+  // with both ranks of a ping-pong in Wait_notify, four busy threads on
+  // two cores, and a notified put over libfabric shm took 0.5-0.85 ms
+  // under Open MPI's launcher (docs/performance.md, figure 3c).
   // `check` runs every 1024th round (it raises when a peer died).
   // Both waits end in Error(Interrupted) when the interrupt hook asks
   // (onesided/interrupt.hpp); what they waited for is not cancelled.
   template <class Pred, class Check>
   void spin(Pred&& done, Check&& check) {
+    if (done()) return;
+    Caller in(callers_, entries_);
     InterruptPace interrupt;
     for (unsigned n = 1; !done(); ++n) {
       if (n % 16 == 0) poll();
@@ -98,6 +105,16 @@ class ProgressEngine {
   // One round of progress from the calling thread (none if another thread
   // is progressing: its round covers this one's).
   std::size_t poll() { return round(false); }
+
+  // One round from a thread that polls in a loop of its own calls (Sync
+  // in a loop waiting for a flag): counted as an entry into wait(), so the
+  // background thread stands aside while the loop goes on (run()), and
+  // two threads of one process do not compete for the cores and the
+  // transport; it resumes within kStandAsideMax of the loop's end.
+  std::size_t poll_in_loop() {
+    entries_.fetch_add(1, std::memory_order_relaxed);
+    return poll();
+  }
 
   // One round that also waits for a round in progress elsewhere to end:
   // when it returns, everything that had arrived when it was called has

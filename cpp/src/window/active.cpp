@@ -229,8 +229,16 @@ void Window::free() { impl_->free(); }
 // AArch64's LSE atomics with acquire and release), which is MPI's memory
 // barrier. No standalone fence: ThreadSanitizer sees every order given.
 void Window::sync() {
-  impl_->s.publication.publish_and_take();
-  impl_->s.observe();
+  auto& s = impl_->s;
+  // Where RMA arrives only as this process polls (provider paths), a loop
+  // of Syncs waiting for a flag is this process's progress while it goes
+  // on. Not after Free, nor in a child made by fork() (the provider's
+  // queues are the parent's): Sync stays the plain barrier it is there.
+  if (impl_->path->incoming_needs_polls() && !s.freed.load(std::memory_order_acquire) &&
+      !s.endpoint->progress().forked())
+    s.endpoint->progress().poll_in_loop();
+  s.publication.publish_and_take();
+  s.observe();
 }
 
 }  // namespace onesided

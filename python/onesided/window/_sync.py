@@ -112,7 +112,11 @@ class WindowSync(_Base):
         """A full memory barrier: local stores before it are visible to RMA
         and to other ranks' loads (shared windows) after it, and RMA updates
         completed before it are seen by local loads after it. In the
-        separate model this is what reconciles the public and private copies."""
+        separate model this is what reconciles the public and private copies.
+        On a provider path (``info["onesided_path"] == "provider"``) it also
+        polls the transport once, without waiting: a loop of Syncs waiting
+        for a flag progresses the transport itself, and the progress thread
+        stands aside meanwhile."""
         self._sync()
 
     def Post(self, group: Any, assertion: int = 0) -> None:
