@@ -10,9 +10,8 @@
 
 #include "transport/transport.hpp"
 
-namespace onesided::testing {
-
-using namespace onesided::detail;
+// In detail, beside the interface it implements (a test-only header).
+namespace onesided::detail {
 
 class NullTransport : public Transport {
  public:
@@ -54,4 +53,4 @@ class NullTransport : public Transport {
   std::string name_, none_;
 };
 
-}  // namespace onesided::testing
+}  // namespace onesided::detail

@@ -19,7 +19,7 @@ namespace {
 
 // A transport whose atomics complete only when the test says so, after the
 // check has returned: what a provider that never completes in time does.
-class LateTransport final : public onesided::testing::NullTransport {
+class LateTransport final : public NullTransport {
  public:
   void* target = nullptr;  // the last registered region's memory
   void* result = nullptr;  // where the last atomic's old value goes

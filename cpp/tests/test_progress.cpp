@@ -36,7 +36,7 @@ constexpr int kBackgroundPollsAtMost = 3;
 constexpr int kAttempts = 50;
 
 // Counts progress() calls made by the test's thread and by any other.
-class CountingTransport final : public onesided::testing::NullTransport {
+class CountingTransport final : public NullTransport {
  public:
   CountingTransport() : NullTransport("counting") {}
   std::size_t progress(bool) override {
